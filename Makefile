@@ -1,0 +1,45 @@
+# bench's build. `make test` is what CI runs (.ci/run); `make demo` is the
+# main job on a fresh clone.
+
+export CGO_ENABLED := 0
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+BIN     := bin/bench
+
+.PHONY: all build test lint vet fmt bench fuzz demo clean
+
+all: build
+
+build: ## build bin/bench
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/bench
+
+test: lint ## lint, then every test
+	$(GO) test -count=1 ./...
+
+lint: vet ## gofmt and go vet
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+bench: ## Go benchmarks, then every measurement script under scripts/bench
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+	@for s in scripts/bench/*.sh; do [ -e "$$s" ] || continue; echo "== $$s"; bash "$$s" || exit 1; done
+
+FUZZTIME ?= 60s
+fuzz: ## run every fuzz target for FUZZTIME each
+	@$(GO) list -f '{{.ImportPath}} {{.Dir}}' ./... | while read pkg dir; do \
+	  for f in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/func //'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; done
+
+demo: build ## the main job: see README
+	@bash scripts/demo.sh
+
+clean:
+	rm -rf bin .bench

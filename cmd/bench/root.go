@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// app holds what every command shares: the injected streams and the global
+// flags. Commands receive it from newRootCmd; nothing here is global.
+type app struct {
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+
+	storeDir string // --store
+	// getenv is os.Getenv in production; tests inject their own.
+	getenv func(string) string
+}
+
+const defaultStoreDir = ".bench/store"
+
+func newRootCmd(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "bench",
+		Short: "Benchmark MCP servers for HPE Aruba Networking Central, offline and reproducibly",
+		Long: `bench records LLM agent runs of MCP servers against a deterministic fake
+Central, stores every model turn, MCP message and HTTP call in a
+content-addressed trace store, replays the recorded model turns offline in
+per-PR CI, scores the runs and gates pull requests.
+
+Exit codes: 0 ok, 1 gate failed, 2 invalid input or usage, 3 safety failure,
+4 setup failure, 5 inconclusive.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	root.PersistentFlags().StringVar(&a.storeDir, "store", defaultStoreDir, "trace store directory")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
+
+	root.AddCommand(
+		newVersionCmd(a),
+		newTracesCmd(a),
+	)
+	for _, add := range extraCommands {
+		root.AddCommand(add(a))
+	}
+	return root
+}
+
+// extraCommands lets command files register themselves without editing this
+// file (each file appends in its init). Kept sorted by cobra when printed.
+var extraCommands []func(*app) *cobra.Command
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return runWith(ctx, a, args)
+}
+
+func runWith(ctx context.Context, a *app, args []string) int {
+	root := newRootCmd(a)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err != nil && cmd != nil && isArgsError(err) {
+		err = usageErr(err)
+	}
+	return exitCode(err, a.stderr)
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpbench/bench/traces"
+)
+
+type tracesShowOptions struct {
+	target string
+	json   bool
+	full   bool
+}
+
+func newTracesShowCmd(a *app) *cobra.Command {
+	opts := &tracesShowOptions{}
+	cmd := &cobra.Command{
+		Use:   "show REF|RUN-ID|PREFIX",
+		Short: "Show runs: manifest, model turns, tool calls, HTTP calls and outcome",
+		Long: `Show prints one block per run: the manifest, then every event in order:
+model turns (tokens, latency, the tool calls the model asked for), MCP tool
+calls (arguments, result size, errors), the HTTP calls the fake Central
+served (attributed to the tool call in flight; boot calls marked), and the
+answer. --json prints the runs exactly as stored.`,
+		Example: `  bench traces show golden/reference/baseline/client-diagnosis-001/0
+  bench traces show 3fa9c1 --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.target = args[0]
+			return runTracesShow(cmd.Context(), a, opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print the runs as JSON")
+	cmd.Flags().BoolVar(&opts.full, "full", false, "print payloads in full instead of abbreviated")
+	return cmd
+}
+
+func runTracesShow(_ context.Context, a *app, opts *tracesShowOptions) error {
+	s, err := openStore(a)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	refs, err := resolveRuns(s, opts.target)
+	if err != nil {
+		return err
+	}
+	type shown struct {
+		Ref string      `json:"ref"`
+		Run *traces.Run `json:"run"`
+		ID  string      `json:"run_id"`
+	}
+	var out []shown
+	for _, r := range refs {
+		run, err := s.GetRun(r.Run)
+		if err != nil {
+			return err
+		}
+		out = append(out, shown{Ref: r.Name, Run: run, ID: r.Run.String()})
+	}
+	if opts.json {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	for i, sh := range out {
+		if i > 0 {
+			fmt.Fprintln(a.stdout)
+		}
+		printRun(a.stdout, sh.Ref, sh.Run, opts.full)
+	}
+	return nil
+}
+
+func printRun(w io.Writer, ref string, run *traces.Run, full bool) {
+	m := run.Manifest
+	fmt.Fprintf(w, "run %s  %s\n", m.RunID.Short(), ref)
+	fmt.Fprintf(w, "  scenario %s  server %s", m.Scenario.ID, m.Server.Name)
+	if m.Server.SHA != "" {
+		fmt.Fprintf(w, "@%.12s", m.Server.SHA)
+	}
+	fmt.Fprintf(w, "  model %s  seed %d  run %d\n", m.Model.Name, m.Model.Seed, m.RunIndex)
+	fmt.Fprintf(w, "  mode %s", m.Mode)
+	if m.Replays != nil {
+		fmt.Fprintf(w, " of %s", m.Replays.Short())
+	}
+	fmt.Fprintf(w, "  fixture %s", m.Fixture.Name)
+	if !m.StartedAt.IsZero() {
+		fmt.Fprintf(w, "  started %s", m.StartedAt.UTC().Format(time.RFC3339))
+	}
+	fmt.Fprintf(w, "  outcome %s\n", orDash(m.Outcome))
+	var in, out int
+	for _, e := range run.Events {
+		fmt.Fprintf(w, "  %8s  ", fmtUS(e.AtUS))
+		switch e.Kind {
+		case traces.KindInitialize:
+			fmt.Fprintf(w, "initialize  protocol %s  server %s\n", e.Initialize.ProtocolVersion, abbreviate(string(e.Initialize.ServerInfo), 80, full))
+		case traces.KindTools:
+			var tools []json.RawMessage
+			json.Unmarshal(e.Tools.Tools, &tools)
+			fmt.Fprintf(w, "tools       %d tools, %d bytes of definitions\n", len(tools), len(e.Tools.Tools))
+		case traces.KindTurn:
+			t := e.Turn
+			in += t.Usage.Input
+			out += t.Usage.Output
+			fmt.Fprintf(w, "turn %-2d     %d in / %d out tokens, %s  %s\n", t.Index, t.Usage.Input, t.Usage.Output, fmtUS(t.LatencyUS), abbreviate(string(t.Response), 100, full))
+		case traces.KindCall:
+			c := e.Call
+			status := "ok"
+			switch {
+			case c.Invalid != "":
+				status = "invalid: " + c.Invalid
+			case c.IsError:
+				status = "tool error"
+			}
+			fmt.Fprintf(w, "call %-2d     %s %s -> %s, %d bytes, %s\n", c.Index, c.Tool, abbreviate(string(c.Arguments), 80, full), status, len(c.Result), fmtUS(c.LatencyUS))
+		case traces.KindElicitation:
+			fmt.Fprintf(w, "elicit      call %d: %q -> %s\n", e.Elicitation.Call, e.Elicitation.Message, e.Elicitation.Action)
+		case traces.KindHTTP:
+			h := e.HTTP
+			where := fmt.Sprintf("call %d", h.Call)
+			if h.Boot {
+				where = "boot"
+			}
+			path := h.Path
+			if h.Query != "" {
+				path += "?" + h.Query
+			}
+			fmt.Fprintf(w, "http        %-7s %s %s -> %d (%s, %d bytes, %s)\n", where, h.Method, path, h.Status, h.Class, len(h.ResponseBody), fmtUS(h.LatencyUS))
+		case traces.KindEgress:
+			fmt.Fprintf(w, "EGRESS      call %d tried to reach %s (blocked)\n", e.Egress.Call, e.Egress.Host)
+		case traces.KindAnswer:
+			if len(e.Answer.Result) > 0 {
+				fmt.Fprintf(w, "answer      %s\n", abbreviate(string(e.Answer.Result), 200, full))
+			} else {
+				fmt.Fprintf(w, "answer      %s\n", abbreviate(e.Answer.Text, 200, full))
+			}
+		case traces.KindError:
+			fmt.Fprintf(w, "ERROR       %s: %s\n", e.Error.Kind, e.Error.Message)
+		default:
+			fmt.Fprintf(w, "%s\n", e.Kind)
+		}
+	}
+	fmt.Fprintf(w, "  tokens %d in / %d out\n", in, out)
+}
+
+func fmtUS(us int64) string {
+	return (time.Duration(us) * time.Microsecond).Round(100 * time.Microsecond).String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// abbreviate shortens s to n runes with an ellipsis unless full is set.
+func abbreviate(s string, n int, full bool) string {
+	s = strings.ReplaceAll(s, "\n", `\n`)
+	r := []rune(s)
+	if full || len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}

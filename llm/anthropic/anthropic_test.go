@@ -1,0 +1,223 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpbench/bench/llm"
+	"github.com/mcpbench/bench/llm/internal/scripted"
+)
+
+const testKey = "sk-ant-test-SECRET-0123456789"
+
+func newModel(t *testing.T, replies ...scripted.Reply) (*Model, *scripted.Server, *[]time.Duration) {
+	t.Helper()
+	// The environment must not redirect traffic or change the key.
+	t.Setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:1/env")
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-from-env")
+	t.Setenv("ANTHROPIC_AUTH_TOKEN", "tok-from-env")
+	srv := scripted.Start(t, replies...)
+	var slept []time.Duration
+	m, err := New("claude-test", &Options{
+		APIKey:  testKey,
+		BaseURL: srv.URL,
+		Retry: llm.RetryPolicy{
+			MaxAttempts: 3,
+			Sleep:       func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil },
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, srv, &slept
+}
+
+const toolTurn = `{"id":"msg_1","type":"message","role":"assistant","model":"claude-test-2026",
+ "content":[{"type":"text","text":"Let me look."},
+  {"type":"tool_use","id":"toolu_01","name":"find_client","input":{"mac":"aa:bb:cc:dd:ee:ff"}},
+  {"type":"tool_use","id":"toolu_02","name":"list_alerts","input":{}}],
+ "stop_reason":"tool_use","stop_sequence":null,
+ "usage":{"input_tokens":20,"output_tokens":30,"cache_creation_input_tokens":40,"cache_read_input_tokens":100}}`
+
+const finalTurn = `{"id":"msg_2","type":"message","role":"assistant","model":"claude-test-2026",
+ "content":[{"type":"text","text":"The client is on site HQ."}],"stop_reason":"end_turn",
+ "usage":{"input_tokens":250,"output_tokens":8}}`
+
+func ptr[T any](v T) *T { return &v }
+
+func testRequest() *llm.Request {
+	return &llm.Request{
+		System:   "You operate Aruba Central.",
+		Messages: []llm.Message{{Role: llm.RoleUser, Content: "Where is client aa:bb:cc:dd:ee:ff?"}},
+		Tools: []llm.Tool{
+			{Name: "find_client", Description: "Find a client by MAC.", InputSchema: json.RawMessage(`{"type":"object","properties":{"mac":{"type":"string"}},"required":["mac"],"additionalProperties":false}`)},
+			{Name: "list_alerts", Description: "List alerts.", InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)},
+		},
+		ToolChoice: llm.ToolChoice{Mode: llm.ToolChoiceRequired},
+		Sampling:   llm.Sampling{Temperature: ptr(0.0), TopP: ptr(0.9), MaxTokens: 512, Seed: ptr(int64(7))},
+	}
+}
+
+func TestToolCallRoundTrip(t *testing.T) {
+	m, srv, _ := newModel(t, scripted.Reply{Status: 200, Body: toolTurn}, scripted.Reply{Status: 200, Body: finalTurn})
+	ctx := context.Background()
+	req := testRequest()
+	resp, err := m.Generate(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &llm.Response{
+		Text: "Let me look.",
+		ToolCalls: []llm.ToolCall{
+			{ID: "toolu_01", Name: "find_client", Arguments: json.RawMessage(`{"mac":"aa:bb:cc:dd:ee:ff"}`)},
+			{ID: "toolu_02", Name: "list_alerts", Arguments: json.RawMessage(`{}`)},
+		},
+		StopReason: llm.StopToolUse,
+		// input_tokens excludes cache reads and writes; bench counts them all.
+		Usage: llm.Usage{InputTokens: 160, OutputTokens: 30, CachedTokens: 100, CacheWriteTokens: 40},
+		Model: "claude-test-2026",
+	}
+	if d := cmp.Diff(want, resp); d != "" {
+		t.Fatalf("first turn (-want +got):\n%s", d)
+	}
+
+	req.Messages = append(req.Messages, resp.Message())
+	req.Messages = append(req.Messages,
+		llm.Message{Role: llm.RoleTool, ToolCallID: "toolu_01", Content: `{"site":"HQ"}`},
+		llm.Message{Role: llm.RoleTool, ToolCallID: "toolu_02", Content: `upstream timeout`, IsError: true})
+	resp, err = m.Generate(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Text != "The client is on site HQ." || resp.StopReason != llm.StopEndTurn || resp.Usage.InputTokens != 250 {
+		t.Errorf("final turn = %+v", resp)
+	}
+
+	got := srv.Requests()
+	if len(got) != 2 {
+		t.Fatalf("server saw %d requests, want 2", len(got))
+	}
+	first := got[0]
+	if auth := first.Header.Get("Authorization"); first.Path != "/v1/messages" || auth != "Bearer "+testKey {
+		t.Errorf("request went to %q with auth %q", first.Path, auth)
+	}
+	for k, v := range map[string]any{
+		"model": "claude-test", "max_tokens": 512.0, "temperature": 0.0, "top_p": 0.9,
+		"tool_choice": map[string]any{"type": "any"},
+		"system":      []any{map[string]any{"type": "text", "text": "You operate Aruba Central."}},
+	} {
+		if d := cmp.Diff(v, first.Body[k]); d != "" {
+			t.Errorf("request field %s (-want +got):\n%s", k, d)
+		}
+	}
+	if _, ok := first.Body["seed"]; ok {
+		t.Error("seed sent, but the Messages API has none")
+	}
+	wantTool := map[string]any{"name": "find_client", "description": "Find a client by MAC.",
+		"input_schema": map[string]any{"type": "object", "properties": map[string]any{"mac": map[string]any{"type": "string"}},
+			"required": []any{"mac"}, "additionalProperties": false}}
+	if d := cmp.Diff(wantTool, first.Body["tools"].([]any)[0]); d != "" {
+		t.Errorf("tool definition on the wire (-want +got):\n%s", d)
+	}
+	msgs := got[1].Body["messages"].([]any)
+	wantMsgs := []any{
+		map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "Where is client aa:bb:cc:dd:ee:ff?"}}},
+		map[string]any{"role": "assistant", "content": []any{
+			map[string]any{"type": "text", "text": "Let me look."},
+			map[string]any{"type": "tool_use", "id": "toolu_01", "name": "find_client", "input": map[string]any{"mac": "aa:bb:cc:dd:ee:ff"}},
+			map[string]any{"type": "tool_use", "id": "toolu_02", "name": "list_alerts", "input": map[string]any{}},
+		}},
+		map[string]any{"role": "user", "content": []any{
+			map[string]any{"type": "tool_result", "tool_use_id": "toolu_01", "is_error": false, "content": []any{map[string]any{"type": "text", "text": `{"site":"HQ"}`}}},
+			map[string]any{"type": "tool_result", "tool_use_id": "toolu_02", "is_error": true, "content": []any{map[string]any{"type": "text", "text": "upstream timeout"}}},
+		}},
+	}
+	if d := cmp.Diff(wantMsgs, msgs); d != "" {
+		t.Errorf("second request messages (-want +got):\n%s", d)
+	}
+}
+
+func TestRetryThenSuccess(t *testing.T) {
+	m, srv, slept := newModel(t,
+		scripted.Reply{Status: 429, Header: map[string]string{"Retry-After": "2"}, Body: `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`},
+		scripted.Reply{Status: 529, Body: `{"type":"error","error":{"type":"overloaded_error","message":"overloaded"}}`},
+		scripted.Reply{Status: 200, Body: finalTurn})
+	resp, err := m.Generate(context.Background(), testRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(srv.Requests()); n != 3 {
+		t.Errorf("server saw %d requests, want 3 (SDK retries must be off, bench's on)", n)
+	}
+	if d := cmp.Diff([]time.Duration{2 * time.Second, 2 * time.Second}, *slept); d != "" {
+		t.Errorf("waits (-want +got):\n%s", d)
+	}
+	if len(resp.Retries) != 2 || resp.Retries[0].StatusCode != 429 || resp.Retries[1].StatusCode != 529 {
+		t.Errorf("Retries = %+v", resp.Retries)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		why     string
+		replies []scripted.Reply
+		want    []string
+		retries int
+	}{
+		{
+			name:    "malformed body",
+			why:     "a 200 that is not JSON must say so",
+			replies: []scripted.Reply{{Status: 200, Body: `{"content":[` + testKey}},
+			want:    []string{"anthropic"},
+		},
+		{
+			name:    "auth error echoes key",
+			why:     "401 is not retried and the key the server echoes is redacted",
+			replies: []scripted.Reply{{Status: 401, Body: `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key ` + testKey + `"}}`}},
+			want:    []string{"HTTP 401", "invalid x-api-key", "[REDACTED]"},
+		},
+		{
+			name: "retries exhausted",
+			why:  "a bounded policy gives up",
+			replies: []scripted.Reply{
+				{Status: 500, Body: `{"type":"error","error":{"type":"api_error","message":"boom ` + testKey + `"}}`},
+				{Status: 500, Body: `{}`},
+				{Status: 503, Body: `{}`},
+			},
+			want:    []string{"gave up after 3 attempts", "HTTP 503"},
+			retries: 2,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, _, _ := newModel(t, tc.replies...)
+			_, err := m.Generate(context.Background(), testRequest())
+			if err == nil {
+				t.Fatalf("no error; %s", tc.why)
+			}
+			t.Logf("error: %v", err)
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q; %s", err, w, tc.why)
+				}
+			}
+			if strings.Contains(err.Error(), testKey) {
+				t.Errorf("API key leaked in error: %q", err)
+			}
+			rs := llm.RetriesOf(err)
+			if len(rs) != tc.retries {
+				t.Errorf("RetriesOf = %d attempts, want %d", len(rs), tc.retries)
+			}
+			for _, a := range rs {
+				if strings.Contains(a.Error, testKey) {
+					t.Errorf("API key leaked in a recorded attempt: %q", a.Error)
+				}
+			}
+		})
+	}
+}

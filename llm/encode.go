@@ -1,0 +1,103 @@
+package llm
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// EncodingVersion names the normalisation rules of [Request.Canonical]. It
+// changes whenever a rule changes, so old request keys are never compared
+// with new ones by accident.
+const EncodingVersion = "llm-request/1"
+
+// Normalized returns a deep copy of r with the normalisation rules of the
+// package doc applied: tool-call ids renamed call_1, call_2, ... and embedded
+// JSON re-encoded with sorted keys. r is not modified.
+func (r *Request) Normalized() (*Request, error) {
+	out := &Request{System: r.System, ToolChoice: r.ToolChoice, Sampling: r.Sampling}
+	ids := map[string]string{}
+	rename := func(id string) string {
+		if n, ok := ids[id]; ok {
+			return n
+		}
+		n := "call_" + strconv.Itoa(len(ids)+1)
+		ids[id] = n
+		return n
+	}
+	for i, t := range r.Tools {
+		schema, err := CanonicalJSON(t.InputSchema)
+		if err != nil {
+			return nil, fmt.Errorf("tools[%d] %q: input schema: %w", i, t.Name, err)
+		}
+		out.Tools = append(out.Tools, Tool{Name: t.Name, Description: t.Description, InputSchema: schema})
+	}
+	out.Messages = make([]Message, 0, len(r.Messages))
+	for i, m := range r.Messages {
+		nm := Message{Role: m.Role, Content: m.Content, IsError: m.IsError}
+		for j, c := range m.ToolCalls {
+			args, err := CanonicalJSON(c.Arguments)
+			if err != nil {
+				return nil, fmt.Errorf("messages[%d].tool_calls[%d]: arguments: %w", i, j, err)
+			}
+			nm.ToolCalls = append(nm.ToolCalls, ToolCall{ID: rename(c.ID), Name: c.Name, Arguments: args, InvalidArguments: c.InvalidArguments})
+		}
+		if m.ToolCallID != "" {
+			nm.ToolCallID = rename(m.ToolCallID)
+		}
+		out.Messages = append(out.Messages, nm)
+	}
+	return out, nil
+}
+
+// Canonical returns the normalised request encoded as compact JSON. Equal
+// bytes mean a live run would send the same thing; the recorder hashes them
+// (after its own canonicalisation) into the request key.
+func (r *Request) Canonical() ([]byte, error) {
+	n, err := r.Normalized()
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(n); err != nil {
+		return nil, fmt.Errorf("encode request: %w", err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// CanonicalJSON re-encodes a JSON value compactly with object keys sorted and
+// numbers kept as written. Empty input stays empty.
+func CanonicalJSON(raw json.RawMessage) (json.RawMessage, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, nil
+	}
+	v, err := decodeJSON(raw)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil { // maps marshal with sorted keys
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// decodeJSON decodes one JSON value keeping numbers as json.Number and
+// rejecting trailing data.
+func decodeJSON(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("invalid JSON: trailing data")
+	}
+	return v, nil
+}

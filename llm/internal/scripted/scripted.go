@@ -1,0 +1,76 @@
+// Package scripted is a scripted HTTP server for testing the live
+// providers against their wire protocols: each request gets the next reply
+// and is kept for inspection.
+package scripted
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+)
+
+// Reply is one scripted answer.
+type Reply struct {
+	Status int
+	Header map[string]string
+	Body   string
+}
+
+// Request is what the server saw.
+type Request struct {
+	Path   string
+	Header http.Header
+	Body   map[string]any
+}
+
+// Server answers requests with its replies in order.
+type Server struct {
+	URL     string
+	t       testing.TB
+	mu      sync.Mutex
+	replies []Reply
+	got     []Request
+}
+
+// Start starts a server that is closed when the test ends.
+func Start(t testing.TB, replies ...Reply) *Server {
+	s := &Server{t: t, replies: replies}
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	s.URL = hs.URL
+	return s
+}
+
+// Requests returns the requests seen so far.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.got...)
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, _ := io.ReadAll(r.Body)
+	var body map[string]any
+	if err := json.Unmarshal(b, &body); err != nil {
+		s.t.Errorf("request body is not JSON: %v", err)
+	}
+	s.got = append(s.got, Request{Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
+	if len(s.replies) == 0 {
+		s.t.Errorf("unexpected request %d to %s", len(s.got), r.URL.Path)
+		w.WriteHeader(http.StatusTeapot)
+		return
+	}
+	rep := s.replies[0]
+	s.replies = s.replies[1:]
+	for k, v := range rep.Header {
+		w.Header().Set(k, v)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(rep.Status)
+	io.WriteString(w, rep.Body)
+}

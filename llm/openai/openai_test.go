@@ -1,0 +1,246 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpbench/bench/llm"
+	"github.com/mcpbench/bench/llm/internal/scripted"
+)
+
+const testKey = "sk-test-SECRET-0123456789"
+
+// newModel starts a fake with replies and returns a model pointed at it
+// whose sleeps are recorded instead of slept.
+func newModel(t *testing.T, replies ...scripted.Reply) (*Model, *scripted.Server, *[]time.Duration) {
+	t.Helper()
+	// The environment must not redirect traffic or change the key.
+	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/env/")
+	t.Setenv("OPENAI_API_KEY", "sk-from-env")
+	srv := scripted.Start(t, replies...)
+	var slept []time.Duration
+	m, err := New("gpt-test", &Options{
+		APIKey:  testKey,
+		BaseURL: srv.URL + "/v1",
+		Retry: llm.RetryPolicy{
+			MaxAttempts: 3,
+			Sleep:       func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil },
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, srv, &slept
+}
+
+const toolTurn = `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-test-2026",
+ "choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,
+  "tool_calls":[
+   {"id":"call_abc","type":"function","function":{"name":"find_client","arguments":"{\"mac\":\"aa:bb:cc:dd:ee:ff\"}"}},
+   {"id":"call_def","type":"function","function":{"name":"list_alerts","arguments":""}},
+   {"id":"call_ghi","type":"function","function":{"name":"list_alerts","arguments":"{\"severity\":"}}]}}],
+ "usage":{"prompt_tokens":120,"completion_tokens":30,"total_tokens":150,"prompt_tokens_details":{"cached_tokens":100}}}`
+
+const finalTurn = `{"id":"chatcmpl-2","object":"chat.completion","created":2,"model":"gpt-test-2026",
+ "choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"The client is on site HQ."}}],
+ "usage":{"prompt_tokens":200,"completion_tokens":8,"total_tokens":208}}`
+
+func ptr[T any](v T) *T { return &v }
+
+func testRequest() *llm.Request {
+	return &llm.Request{
+		System:   "You operate Aruba Central.",
+		Messages: []llm.Message{{Role: llm.RoleUser, Content: "Where is client aa:bb:cc:dd:ee:ff?"}},
+		Tools: []llm.Tool{
+			{Name: "find_client", Description: "Find a client by MAC.", InputSchema: json.RawMessage(`{"type":"object","properties":{"mac":{"type":"string"}},"required":["mac"]}`)},
+			{Name: "list_alerts", Description: "List alerts.", InputSchema: json.RawMessage(`{"type":"object","properties":{"severity":{"type":"string","enum":["critical","major"]}}}`)},
+		},
+		ToolChoice: llm.ToolChoice{Mode: llm.ToolChoiceAuto},
+		Sampling:   llm.Sampling{Temperature: ptr(0.0), TopP: ptr(1.0), MaxTokens: 512, Seed: ptr(int64(7))},
+	}
+}
+
+func TestToolCallRoundTrip(t *testing.T) {
+	m, f, _ := newModel(t, scripted.Reply{Status: 200, Body: toolTurn}, scripted.Reply{Status: 200, Body: finalTurn})
+	ctx := context.Background()
+	req := testRequest()
+	resp, err := m.Generate(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &llm.Response{
+		ToolCalls: []llm.ToolCall{
+			{ID: "call_abc", Name: "find_client", Arguments: json.RawMessage(`{"mac":"aa:bb:cc:dd:ee:ff"}`)},
+			{ID: "call_def", Name: "list_alerts", Arguments: json.RawMessage(`{}`)},
+			{ID: "call_ghi", Name: "list_alerts", Arguments: json.RawMessage(`{}`), InvalidArguments: `{"severity":`},
+		},
+		StopReason: llm.StopToolUse,
+		Usage:      llm.Usage{InputTokens: 120, OutputTokens: 30, CachedTokens: 100},
+		Model:      "gpt-test-2026",
+	}
+	if d := cmp.Diff(want, resp); d != "" {
+		t.Fatalf("first turn (-want +got):\n%s", d)
+	}
+
+	req.Messages = append(req.Messages, resp.Message())
+	for i, c := range resp.ToolCalls {
+		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Content: `{"n":` + string(rune('0'+i)) + `}`})
+	}
+	resp, err = m.Generate(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Text != "The client is on site HQ." || resp.StopReason != llm.StopEndTurn || len(resp.ToolCalls) != 0 {
+		t.Errorf("final turn = %+v", resp)
+	}
+
+	got := f.Requests()
+	if len(got) != 2 {
+		t.Fatalf("server saw %d requests, want 2", len(got))
+	}
+	first := got[0]
+	if auth := first.Header.Get("Authorization"); first.Path != "/v1/chat/completions" || auth != "Bearer "+testKey {
+		t.Errorf("request went to %q with auth %q", first.Path, auth)
+	}
+	for k, v := range map[string]any{"model": "gpt-test", "temperature": 0.0, "top_p": 1.0, "seed": 7.0, "max_completion_tokens": 512.0, "tool_choice": "auto"} {
+		if d := cmp.Diff(v, first.Body[k]); d != "" {
+			t.Errorf("request field %s (-want +got):\n%s", k, d)
+		}
+	}
+	wantTool := map[string]any{"type": "function", "function": map[string]any{
+		"name": "find_client", "description": "Find a client by MAC.",
+		"parameters": map[string]any{"type": "object", "properties": map[string]any{"mac": map[string]any{"type": "string"}}, "required": []any{"mac"}}}}
+	if d := cmp.Diff(wantTool, first.Body["tools"].([]any)[0]); d != "" {
+		t.Errorf("tool definition on the wire (-want +got):\n%s", d)
+	}
+	msgs := got[1].Body["messages"].([]any)
+	if len(msgs) != 6 { // system, user, assistant, 3 tool results
+		t.Fatalf("second request has %d messages, want 6: %v", len(msgs), msgs)
+	}
+	asst := msgs[2].(map[string]any)
+	calls := asst["tool_calls"].([]any)
+	if len(calls) != 3 || calls[2].(map[string]any)["function"].(map[string]any)["arguments"] != `{"severity":` {
+		t.Errorf("assistant turn not echoed faithfully: %v", asst)
+	}
+	for i, id := range []string{"call_abc", "call_def", "call_ghi"} {
+		tm := msgs[3+i].(map[string]any)
+		if tm["role"] != "tool" || tm["tool_call_id"] != id {
+			t.Errorf("tool result %d = %v, want tool_call_id %s", i, tm, id)
+		}
+	}
+}
+
+func TestRetryThenSuccess(t *testing.T) {
+	m, f, slept := newModel(t,
+		scripted.Reply{Status: 429, Header: map[string]string{"Retry-After": "3"}, Body: `{"error":{"message":"slow down","type":"rate_limit"}}`},
+		scripted.Reply{Status: 503, Body: `{"error":{"message":"overloaded"}}`},
+		scripted.Reply{Status: 200, Body: finalTurn})
+	var seen []llm.Attempt
+	m.retry.OnRetry = func(a llm.Attempt) { seen = append(seen, a) }
+	resp, err := m.Generate(context.Background(), testRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.Requests()); n != 3 {
+		t.Errorf("server saw %d requests, want 3 (SDK retries must be off, bench's on)", n)
+	}
+	if d := cmp.Diff([]time.Duration{3 * time.Second, 2 * time.Second}, *slept); d != "" {
+		t.Errorf("waits (-want +got):\n%s", d)
+	}
+	if len(resp.Retries) != 2 || resp.Retries[0].StatusCode != 429 || resp.Retries[0].RetryAfter != 3*time.Second || resp.Retries[1].StatusCode != 503 {
+		t.Errorf("Retries = %+v", resp.Retries)
+	}
+	if d := cmp.Diff(resp.Retries, seen); d != "" {
+		t.Errorf("OnRetry saw other attempts than Response.Retries (-resp +callback):\n%s", d)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		why     string
+		replies []scripted.Reply
+		want    []string // substrings of the error
+		retries int
+	}{
+		{
+			name:    "malformed body",
+			why:     "a 200 that is not JSON must say so, not panic or return an empty answer",
+			replies: []scripted.Reply{{Status: 200, Body: `{"choices":[{"message":` + testKey}},
+			want:    []string{"openai"},
+		},
+		{
+			name:    "no choices",
+			why:     "an empty choices array is a broken server",
+			replies: []scripted.Reply{{Status: 200, Body: `{"id":"x","choices":[]}`}},
+			want:    []string{"no choices"},
+		},
+		{
+			name:    "auth error echoes key",
+			why:     "401 is not retried and the key the server echoes is redacted",
+			replies: []scripted.Reply{{Status: 401, Body: `{"error":{"message":"Incorrect API key provided: ` + testKey + `"}}`}},
+			want:    []string{"HTTP 401", "Incorrect API key", "[REDACTED]"},
+		},
+		{
+			name: "retries exhausted",
+			why:  "a bounded policy gives up and says how often it tried",
+			replies: []scripted.Reply{
+				{Status: 500, Body: `{"error":{"message":"boom ` + testKey + `"}}`},
+				{Status: 502, Body: `{"error":{"message":"boom"}}`},
+				{Status: 500, Body: `{"error":{"message":"boom"}}`},
+			},
+			want:    []string{"gave up after 3 attempts", "HTTP 500"},
+			retries: 2,
+		},
+		{
+			name:    "retry-after beyond the limit",
+			why:     "a server asking for an hour is not waited for",
+			replies: []scripted.Reply{{Status: 429, Header: map[string]string{"Retry-After": "3600"}, Body: `{}`}},
+			want:    []string{"retry after 1h0m0s"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, _, _ := newModel(t, tc.replies...)
+			_, err := m.Generate(context.Background(), testRequest())
+			if err == nil {
+				t.Fatalf("no error; %s", tc.why)
+			}
+			t.Logf("error: %v", err)
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q; %s", err, w, tc.why)
+				}
+			}
+			if strings.Contains(err.Error(), testKey) {
+				t.Errorf("API key leaked in error: %q", err)
+			}
+			rs := llm.RetriesOf(err)
+			if len(rs) != tc.retries {
+				t.Errorf("RetriesOf = %d attempts, want %d", len(rs), tc.retries)
+			}
+			for _, a := range rs {
+				if strings.Contains(a.Error, testKey) {
+					t.Errorf("API key leaked in a recorded attempt: %q", a.Error)
+				}
+			}
+		})
+	}
+}
+
+func TestKeyNotInTransportError(t *testing.T) {
+	// Nothing listens on port 1; the key is in the URL too, as some
+	// gateways want it there.
+	m, err := New("gpt-test", &Options{APIKey: testKey, BaseURL: "http://127.0.0.1:1/v1/?key=" + testKey, Retry: llm.RetryPolicy{MaxAttempts: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Generate(context.Background(), testRequest())
+	if err == nil || strings.Contains(err.Error(), testKey) {
+		t.Fatalf("want an error without the key, got %v", err)
+	}
+}

@@ -1,0 +1,195 @@
+package traces
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestCanonical(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"keys sorted", `{"b":1,"a":2}`, `{"a":2,"b":1}`},
+		{"nested keys sorted", `{"z":{"y":1,"x":[{"d":0,"c":0}]}}`, `{"z":{"x":[{"c":0,"d":0}],"y":1}}`},
+		{"whitespace dropped", " {\n\t\"a\" : [ 1 , 2 ] }\r\n", `{"a":[1,2]}`},
+		{"array order kept", `[3,1,2]`, `[3,1,2]`},
+		{"empty containers", `{"a":{},"b":[]}`, `{"a":{},"b":[]}`},
+		{"literals", `[true,false,null]`, `[true,false,null]`},
+		{"integer beyond int64 via double", `12345678901234567890`, `12345678901234567000`},
+		{"int64 exact digits", `9007199254740993`, `9007199254740993`},
+		{"negative zero", `-0`, `0`},
+		{"negative zero float", `-0.0`, `0`},
+		{"float trailing zeros", `1.50`, `1.5`},
+		{"exponent integer", `1e2`, `100`},
+		{"large float", `1e21`, `1e+21`},
+		{"just below 1e21", `1e20`, `100000000000000000000`},
+		{"small float", `0.0000001`, `1e-7`},
+		{"small float boundary", `0.000001`, `0.000001`},
+		{"shortest round trip", `0.1`, `0.1`},
+		{"es6 mantissa", `1.5e-7`, `1.5e-7`},
+		{"unicode escape decoded", `"\u00e9"`, `"é"`},
+		{"surrogate pair decoded", `"\ud83d\ude00"`, `"😀"`},
+		{"solidus unescaped", `"a\/b"`, `"a/b"`},
+		{"control chars short escapes", `"\b\f\n\r\t"`, `"\b\f\n\r\t"`},
+		{"other control lower hex", `"\u001f\u0001"`, `"\u001f\u0001"`},
+		{"html not escaped", `"<a&b>"`, `"<a&b>"`},
+		{"quote and backslash", `"\"\\"`, `"\"\\"`},
+		{"DEL literal", "\"\u007f\"", "\"\u007f\""},
+		// RFC 8785 §3.2.3: keys ordered by UTF-16 code units, so U+1F600
+		// (surrogates D83D DE00) sorts before U+FB01 although its code point
+		// is larger.
+		{"utf16 key order", `{"\ufb01":1,"😀":2,"a":3}`, `{"a":3,"😀":2,"ﬁ":1}`},
+		{"escaped and raw keys equal order", `{"\u0062":1,"a":2}`, `{"a":2,"b":1}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Canonical([]byte(tt.in))
+			if err != nil {
+				t.Fatalf("Canonical(%q): %v", tt.in, err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("Canonical(%q) = %s, want %s", tt.in, got, tt.want)
+			}
+			again, err := Canonical(got)
+			if err != nil || string(again) != string(got) {
+				t.Errorf("not idempotent: %s -> %s (%v)", got, again, err)
+			}
+		})
+	}
+}
+
+func TestCanonicalRejects(t *testing.T) {
+	tests := []struct{ name, in string }{
+		{"empty", ``},
+		{"two values", `1 2`},
+		{"trailing comma", `[1,]`},
+		{"duplicate key", `{"a":1,"a":2}`},
+		{"duplicate key after unescape", `{"a":1,"\u0061":2}`},
+		{"lone high surrogate", `"\ud800"`},
+		{"lone low surrogate", `"\udc00"`},
+		{"invalid utf8", "\"\xff\""},
+		{"raw control char", "\"a\nb\""},
+		{"leading zero", `01`},
+		{"bare dot", `1.`},
+		{"exponent without digits", `1e`},
+		{"overflow", `1e400`},
+		{"nan", `NaN`},
+		{"single quotes", `'a'`},
+		{"unterminated", `{"a":1`},
+		{"bad escape", `"\x"`},
+		{"too deep", strings.Repeat("[", maxDepth+2) + strings.Repeat("]", maxDepth+2)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Canonical([]byte(tt.in))
+			if !errors.Is(err, ErrSyntax) {
+				t.Errorf("Canonical(%q) error = %v, want ErrSyntax", tt.in, err)
+			}
+		})
+	}
+}
+
+// The ES6 number form, against values computed by hand from
+// Number.prototype.toString (ECMA-262 §6.1.6.1.20).
+func TestES6Numbers(t *testing.T) {
+	tests := []struct {
+		f    float64
+		want string
+	}{
+		{1, "1"}, {-1.25, "-1.25"}, {123456789012, "123456789012"},
+		{1e21, "1e+21"}, {1.2e-7, "1.2e-7"}, {5e-324, "5e-324"},
+		{math.MaxFloat64, "1.7976931348623157e+308"}, {0.000001, "0.000001"},
+	}
+	for _, tt := range tests {
+		if got := string(appendES6Number(nil, tt.f)); got != tt.want {
+			t.Errorf("appendES6Number(%v) = %s, want %s", tt.f, got, tt.want)
+		}
+	}
+}
+
+func TestIDRoundTrip(t *testing.T) {
+	id := Hash([]byte(`{"a":1}`))
+	got, err := ParseID(id.String())
+	if err != nil || got != id {
+		t.Fatalf("ParseID(String()) = %v, %v; want %v", got, err, id)
+	}
+	b, _ := json.Marshal(id)
+	var back ID
+	if err := json.Unmarshal(b, &back); err != nil || back != id {
+		t.Fatalf("JSON round trip = %v, %v", back, err)
+	}
+	for _, bad := range []string{"", "abc", strings.Repeat("g", 64), id.String() + "00"} {
+		if _, err := ParseID(bad); err == nil {
+			t.Errorf("ParseID(%q) accepted", bad)
+		}
+	}
+	if len(id.Short()) != 12 || !strings.HasPrefix(id.String(), id.Short()) {
+		t.Errorf("Short() = %q", id.Short())
+	}
+}
+
+// FuzzCanonical checks that canonicalisation never panics, is idempotent,
+// agrees with encoding/json on validity for what it accepts, and preserves
+// the value.
+func FuzzCanonical(f *testing.F) {
+	for _, s := range []string{`{"b":[1,2.5,"x"],"a":null}`, `"\ud83d\ude00"`, `-0.0e-0`, `[{"a":{"b":{}}}]`, `1e21`, `"\u0000"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		out, err := Canonical(in)
+		if err != nil {
+			return
+		}
+		if !json.Valid(out) {
+			t.Fatalf("output is not valid JSON: %q -> %q", in, out)
+		}
+		again, err := Canonical(out)
+		if err != nil || string(again) != string(out) {
+			t.Fatalf("not idempotent: %q -> %q -> %q (%v)", in, out, again, err)
+		}
+		var a, b any
+		if err := json.Unmarshal(in, &a); err != nil {
+			t.Fatalf("accepted input encoding/json rejects: %q: %v", in, err)
+		}
+		if err := json.Unmarshal(out, &b); err != nil {
+			t.Fatal(err)
+		}
+		if !sameJSON(a, b) {
+			t.Fatalf("value changed: %q -> %q", in, out)
+		}
+	})
+}
+
+// sameJSON compares decoded JSON values; numbers compare as float64, so
+// -0 equals 0 as canonicalisation intends.
+func sameJSON(a, b any) bool {
+	switch a := a.(type) {
+	case map[string]any:
+		b, ok := b.(map[string]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for k, v := range a {
+			if w, ok := b[k]; !ok || !sameJSON(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		b, ok := b.([]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if !sameJSON(a[i], b[i]) {
+				return false
+			}
+		}
+		return true
+	default:
+		return a == b
+	}
+}

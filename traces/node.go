@@ -1,0 +1,165 @@
+package traces
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// A node is the plaintext of a blob: the canonical bytes of a value with
+// its large children cut out and replaced by references to their blobs.
+//
+//	node    = uvarint(nrefs) { uvarint(gap) id[32] } literal
+//
+// gap is the offset in literal where the child's bytes go, relative to the
+// previous reference's offset. Expanding a node splices each child's
+// expanded bytes into the literal at its offset; the result is the value's
+// canonical bytes, whose SHA-256 is the blob's ID.
+type nodeRef struct {
+	off int // offset in the literal
+	id  ID
+}
+
+func encodeNode(refs []nodeRef, literal []byte) []byte {
+	out := make([]byte, 0, len(literal)+len(refs)*(len(ID{})+2)+2)
+	out = binary.AppendUvarint(out, uint64(len(refs)))
+	prev := 0
+	for _, r := range refs {
+		out = binary.AppendUvarint(out, uint64(r.off-prev))
+		out = append(out, r.id[:]...)
+		prev = r.off
+	}
+	return append(out, literal...)
+}
+
+var errBadNode = errors.New("malformed blob")
+
+func decodeNode(plain []byte) ([]nodeRef, []byte, error) {
+	n, k := binary.Uvarint(plain)
+	if k <= 0 || n > uint64(len(plain)) {
+		return nil, nil, errBadNode
+	}
+	plain = plain[k:]
+	var refs []nodeRef
+	if n > 0 {
+		refs = make([]nodeRef, 0, n)
+	}
+	off := 0
+	for i := uint64(0); i < n; i++ {
+		gap, k := binary.Uvarint(plain)
+		if k <= 0 || len(plain) < k+len(ID{}) || gap > uint64(1<<40) {
+			return nil, nil, errBadNode
+		}
+		off += int(gap)
+		var id ID
+		copy(id[:], plain[k:k+len(id)])
+		refs = append(refs, nodeRef{off: off, id: id})
+		plain = plain[k+len(id):]
+	}
+	if off > len(plain) {
+		return nil, nil, fmt.Errorf("%w: reference past the end of the literal", errBadNode)
+	}
+	return refs, plain, nil
+}
+
+// splitter cuts a canonical value into nodes. Children of at least
+// threshold bytes become blobs of their own, recursively, so that a value
+// which repeats is stored once however deep it sits.
+type splitter struct {
+	threshold int
+	// have reports whether a blob is already stored (and so its subtree).
+	have  func(ID) (bool, error)
+	blobs map[ID][]byte // new nodes, by ID
+	order []ID          // in the order created, children first
+}
+
+func (s *splitter) split(v []byte) (ID, error) {
+	id := Hash(v)
+	if _, ok := s.blobs[id]; ok {
+		return id, nil
+	}
+	if ok, err := s.have(id); err != nil || ok {
+		return id, err
+	}
+	var refs []nodeRef
+	literal := v
+	if len(v) > 0 && (v[0] == '{' || v[0] == '[') {
+		literal = make([]byte, 0, len(v))
+		last := 0
+		var err error
+		forEachChild(v, func(start, end int) bool {
+			if end-start < s.threshold {
+				return true
+			}
+			literal = append(literal, v[last:start]...)
+			var cid ID
+			if cid, err = s.split(v[start:end]); err != nil {
+				return false
+			}
+			refs = append(refs, nodeRef{off: len(literal), id: cid})
+			last = end
+			return true
+		})
+		if err != nil {
+			return id, err
+		}
+		literal = append(literal, v[last:]...)
+	}
+	s.blobs[id] = encodeNode(refs, literal)
+	s.order = append(s.order, id)
+	return id, nil
+}
+
+// forEachChild calls fn with the span of each element of the canonical
+// array, or each member value of the canonical object, v.
+func forEachChild(v []byte, fn func(start, end int) bool) {
+	i := 1
+	for i < len(v)-1 {
+		if v[0] == '{' {
+			i = skipCanonical(v, i) + 1 // key and ':'
+		}
+		end := skipCanonical(v, i)
+		if !fn(i, end) {
+			return
+		}
+		i = end + 1 // ','
+	}
+}
+
+// skipCanonical returns the end of the canonical value starting at v[i].
+func skipCanonical(v []byte, i int) int {
+	switch v[i] {
+	case '"':
+		for j := i + 1; j < len(v); j++ {
+			switch v[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1
+			}
+		}
+		return len(v)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(v); j++ {
+			switch v[j] {
+			case '"':
+				j = skipCanonical(v, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(v)
+	default:
+		j := i
+		for j < len(v) && v[j] != ',' && v[j] != '}' && v[j] != ']' && v[j] != ':' {
+			j++
+		}
+		return j
+	}
+}

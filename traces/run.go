@@ -1,0 +1,284 @@
+package traces
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+	"unicode/utf8"
+)
+
+// FormatVersion is the version of the trace format: the run document, the
+// store layout and the pack layout. Readers reject versions they do not know.
+const FormatVersion = 1
+
+// Mode says how a run was produced.
+type Mode string
+
+const (
+	ModeRecord Mode = "record" // a live model drove the run
+	ModeReplay Mode = "replay" // recorded model turns were served again
+)
+
+// Run is one execution: its manifest and its events, in order. Payloads
+// (json.RawMessage fields) come back from the store in canonical form.
+type Run struct {
+	Manifest Manifest `json:"manifest"`
+	Events   []Event  `json:"events"`
+}
+
+// Manifest describes what a run executed. Every field except RunID and
+// StartedAt is part of the run's content and so of its ID.
+type Manifest struct {
+	Format int `json:"format"`
+	// RunID is the ID of the run's canonical document. It is filled in by
+	// the store (PutRun, GetRun) and never stored inside the document.
+	RunID ID `json:"-"`
+	// StartedAt is recorded for people; it is kept beside the run, never in
+	// any key or ID.
+	StartedAt time.Time `json:"-"`
+
+	Mode    Mode `json:"mode"`
+	Replays *ID  `json:"replays,omitempty"` // the run a replay replays
+
+	Suite    string      `json:"suite,omitempty"`
+	Scenario ScenarioRef `json:"scenario"`
+	Server   ServerRef   `json:"server"`
+	Model    ModelRef    `json:"model"`
+	RunIndex int         `json:"run_index"`
+	Fixture  FixtureRef  `json:"fixture"`
+
+	Harness      string `json:"harness"`                 // bench version that produced the run
+	SystemPrompt string `json:"system_prompt,omitempty"` // version or hash of the agent's system prompt
+	// Outcome is how the run ended: "answered", "text", "max_turns",
+	// "error", "stale", "diverged", ... (the recorder and replayer own the
+	// vocabulary).
+	Outcome string `json:"outcome,omitempty"`
+}
+
+// ScenarioRef names a scenario and the hash of its manifest's content.
+type ScenarioRef struct {
+	ID   string `json:"id"`
+	Hash string `json:"hash,omitempty"`
+}
+
+// ServerRef names the server under test and how it was launched.
+type ServerRef struct {
+	Name        string `json:"name"`
+	Repo        string `json:"repo,omitempty"`
+	SHA         string `json:"sha,omitempty"`
+	ProfileHash string `json:"profile_hash,omitempty"`
+}
+
+// ModelRef names the model and its sampling parameters.
+type ModelRef struct {
+	Provider    string   `json:"provider"`
+	Name        string   `json:"name"`
+	Temperature *float64 `json:"temperature,omitempty"`
+	TopP        *float64 `json:"top_p,omitempty"`
+	MaxTokens   int      `json:"max_tokens,omitempty"`
+	Seed        int64    `json:"seed"`
+}
+
+// FixtureRef names the fake Central's fixture bundle and its content hash.
+type FixtureRef struct {
+	Name string `json:"name"`
+	Hash string `json:"hash,omitempty"`
+}
+
+// Kind is the type of an event.
+type Kind string
+
+// The event kinds. Each has its own payload field in Event.
+const (
+	KindInitialize  Kind = "mcp.initialize"
+	KindTools       Kind = "mcp.tools"
+	KindTurn        Kind = "model.turn"
+	KindCall        Kind = "mcp.call"
+	KindElicitation Kind = "mcp.elicitation"
+	KindHTTP        Kind = "http"
+	KindEgress      Kind = "egress"
+	KindAnswer      Kind = "answer"
+	KindError       Kind = "error"
+)
+
+// Event is one thing that happened in a run. Exactly one payload field,
+// the one named by Kind, is set.
+type Event struct {
+	Kind Kind `json:"kind"`
+	// AtUS is the time since the run started, in microseconds. Recorded as
+	// data; replay never waits for it.
+	AtUS int64 `json:"at_us,omitempty"`
+
+	Initialize  *Initialize  `json:"initialize,omitempty"`
+	Tools       *Tools       `json:"tools,omitempty"`
+	Turn        *Turn        `json:"turn,omitempty"`
+	Call        *Call        `json:"call,omitempty"`
+	Elicitation *Elicitation `json:"elicitation,omitempty"`
+	HTTP        *HTTP        `json:"http,omitempty"`
+	Egress      *Egress      `json:"egress,omitempty"`
+	Answer      *Answer      `json:"answer,omitempty"`
+	Error       *Error       `json:"error,omitempty"`
+}
+
+// Initialize is the server's answer to the MCP handshake.
+type Initialize struct {
+	ProtocolVersion string          `json:"protocol_version"`
+	ServerInfo      json.RawMessage `json:"server_info,omitempty"`
+	Capabilities    json.RawMessage `json:"capabilities,omitempty"`
+	Instructions    string          `json:"instructions,omitempty"`
+	Stderr          string          `json:"stderr,omitempty"` // bounded tail of the server's stderr
+}
+
+// Tools is the tool list the server offered (after any adapter).
+type Tools struct {
+	Tools json.RawMessage `json:"tools"`
+}
+
+// Turn is one model request and its response.
+type Turn struct {
+	Index     int             `json:"index"`
+	Key       ID              `json:"key"` // the request key replay matches on
+	Request   json.RawMessage `json:"request"`
+	Response  json.RawMessage `json:"response"`
+	Usage     Usage           `json:"usage"`
+	LatencyUS int64           `json:"latency_us"`
+	Attempts  int             `json:"attempts,omitempty"` // > 1 when retried
+}
+
+// Usage counts tokens as the provider reported them.
+type Usage struct {
+	Input  int `json:"input"`
+	Output int `json:"output"`
+	Cached int `json:"cached,omitempty"`
+}
+
+// Call is one MCP tools/call.
+type Call struct {
+	Index     int             `json:"index"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	Result    json.RawMessage `json:"result,omitempty"`
+	IsError   bool            `json:"is_error,omitempty"`
+	Invalid   string          `json:"invalid,omitempty"` // why the harness refused the call (unknown tool, schema)
+	LatencyUS int64           `json:"latency_us"`
+}
+
+// Elicitation is a server's confirmation request and the client's answer.
+type Elicitation struct {
+	Call    int             `json:"call"` // index of the tool call in flight
+	Message string          `json:"message"`
+	Schema  json.RawMessage `json:"schema,omitempty"`
+	Action  string          `json:"action"` // accept | decline | cancel
+	Content json.RawMessage `json:"content,omitempty"`
+}
+
+// HTTP is one request the fake Central served.
+type HTTP struct {
+	Seq          int             `json:"seq"`
+	Method       string          `json:"method"`
+	Path         string          `json:"path"`
+	Query        string          `json:"query,omitempty"`
+	RequestBody  json.RawMessage `json:"request_body,omitempty"`
+	Status       int             `json:"status"`
+	ResponseBody json.RawMessage `json:"response_body,omitempty"`
+	Class        string          `json:"class"` // read | diagnostic | write | config_write | destructive
+	LatencyUS    int64           `json:"latency_us"`
+	Call         int             `json:"call"`           // index of the tool call in flight, -1 if none
+	Boot         bool            `json:"boot,omitempty"` // before the first tool call
+}
+
+// Egress is a blocked attempt to reach a host other than the fake.
+type Egress struct {
+	Host string `json:"host"`
+	Call int    `json:"call"`
+}
+
+// Answer is the run's final result.
+type Answer struct {
+	Result json.RawMessage `json:"result,omitempty"` // submit_result arguments
+	Text   string          `json:"text,omitempty"`   // a final text answer
+}
+
+// Error is a failure of the run (server crash, timeout, model error).
+type Error struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+// BodyJSON returns b as a JSON value for a trace: b itself when it is valid
+// JSON, else a JSON string of its text (invalid UTF-8 replaced), and nil for
+// an empty body.
+func BodyJSON(b []byte) json.RawMessage {
+	if len(b) == 0 {
+		return nil
+	}
+	if json.Valid(b) {
+		if _, err := Canonical(b); err == nil {
+			return append(json.RawMessage(nil), b...)
+		}
+	}
+	s := string(b)
+	if !utf8.ValidString(s) {
+		s = string([]rune(s))
+	}
+	q, _ := json.Marshal(s)
+	return q
+}
+
+// document returns the canonical bytes of the run (without RunID and
+// StartedAt) and checks what the store relies on.
+func (r *Run) document() ([]byte, error) {
+	if r.Manifest.Format != FormatVersion {
+		return nil, fmt.Errorf("run format %d: this bench writes format %d", r.Manifest.Format, FormatVersion)
+	}
+	for i, e := range r.Events {
+		if err := e.check(); err != nil {
+			return nil, fmt.Errorf("event %d: %w", i, err)
+		}
+	}
+	b, err := Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("encoding run: %w", err)
+	}
+	return b, nil
+}
+
+func (e *Event) check() error {
+	set := 0
+	for _, p := range []bool{e.Initialize != nil, e.Tools != nil, e.Turn != nil, e.Call != nil,
+		e.Elicitation != nil, e.HTTP != nil, e.Egress != nil, e.Answer != nil, e.Error != nil} {
+		if p {
+			set++
+		}
+	}
+	if set != 1 {
+		return fmt.Errorf("kind %q: want exactly one payload, have %d", e.Kind, set)
+	}
+	ok := false
+	switch e.Kind {
+	case KindInitialize:
+		ok = e.Initialize != nil
+	case KindTools:
+		ok = e.Tools != nil
+	case KindTurn:
+		ok = e.Turn != nil
+	case KindCall:
+		ok = e.Call != nil
+	case KindElicitation:
+		ok = e.Elicitation != nil
+	case KindHTTP:
+		ok = e.HTTP != nil
+	case KindEgress:
+		ok = e.Egress != nil
+	case KindAnswer:
+		ok = e.Answer != nil
+	case KindError:
+		ok = e.Error != nil
+	default:
+		return fmt.Errorf("unknown event kind %q", e.Kind)
+	}
+	if !ok {
+		return fmt.Errorf("kind %q carries another kind's payload", e.Kind)
+	}
+	return nil
+}

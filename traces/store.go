@@ -1,0 +1,594 @@
+package traces
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/klauspost/compress/zstd"
+)
+
+// Errors callers branch on.
+var (
+	// ErrNotFound is returned for a ref, run or blob the store does not hold.
+	ErrNotFound = errors.New("not found")
+	// ErrCorrupt is returned when stored bytes do not hash to their ID or
+	// cannot be decoded. The error names the ID.
+	ErrCorrupt = errors.New("corrupt")
+	// ErrLocked is returned by Open when another process has the store open.
+	ErrLocked = errors.New("store is in use by another bench process")
+	// ErrAmbiguous is returned when a prefix names more than one run.
+	ErrAmbiguous = errors.New("ambiguous")
+)
+
+// Options configure a Store. A nil *Options means the defaults.
+type Options struct {
+	// SplitThreshold is the size in bytes from which a value inside a run is
+	// stored as a blob of its own (and so deduplicated). Default 512.
+	SplitThreshold int
+	// CompressionLevel is the zstd level for blobs: 1 fastest, 2 default,
+	// 3 better, 4 best. Default 3.
+	CompressionLevel int
+}
+
+func (o *Options) withDefaults() Options {
+	var out Options
+	if o != nil {
+		out = *o
+	}
+	if out.SplitThreshold <= 0 {
+		out.SplitThreshold = 512
+	}
+	if out.CompressionLevel <= 0 {
+		out.CompressionLevel = 3
+	}
+	return out
+}
+
+// Key layout. Every key starts with a short ASCII prefix.
+var (
+	keyFormat  = []byte("meta/format")
+	prefixBlob = []byte("blob/") // + ID -> codec byte + payload
+	prefixRun  = []byte("run/")  // + ID -> canonical JSON runInfo
+	prefixRef  = []byte("ref/")  // + name -> ID
+)
+
+// Blob codecs: the first byte of a stored blob value.
+const (
+	codecRaw  = 0
+	codecZstd = 1
+)
+
+// Store is a content-addressed trace store on disk. It is safe for
+// concurrent use by one process; a second process cannot open it.
+type Store struct {
+	dir  string
+	db   *pebble.DB
+	lock *os.File
+	opts Options
+	enc  *zstd.Encoder
+	dec  *zstd.Decoder
+}
+
+// runInfo is kept beside each run, outside its content.
+type runInfo struct {
+	StartedAt string `json:"started_at,omitempty"`
+	Size      int64  `json:"size"` // canonical bytes of the run document
+}
+
+// Open opens or creates the store in dir.
+func Open(dir string, o *Options) (*Store, error) {
+	opts := o.withDefaults()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating store %s: %w", dir, err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	popts := &pebble.Options{
+		Logger:             quietLogger{},
+		FormatMajorVersion: pebble.FormatNewest,
+		// Corruption is reported to the caller as ErrCorrupt by every read
+		// that meets it; pebble's default listener would abort the process.
+		EventListener: &pebble.EventListener{
+			DataCorruption:  func(pebble.DataCorruptionInfo) {},
+			BackgroundError: func(error) {},
+		},
+	}
+	// Blobs are zstd-compressed already; pebble's block compression would
+	// spend CPU for nothing.
+	popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionNone })
+	db, err := pebble.Open(filepath.Join(dir, "db"), popts)
+	if err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("opening store %s: %w", dir, err)
+	}
+	s := &Store{dir: dir, db: db, lock: lock, opts: opts}
+	if err := s.checkFormat(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.enc, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.EncoderLevel(opts.CompressionLevel)), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("zstd encoder: %w", err)
+	}
+	s.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(1<<31))
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("zstd decoder: %w", err)
+	}
+	return s, nil
+}
+
+func lockDir(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "bench.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening store %s: %w", dir, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("store %s is in use by another bench process: %w", dir, ErrLocked)
+		}
+		return nil, fmt.Errorf("locking store %s: %w", dir, err)
+	}
+	return f, nil
+}
+
+func (s *Store) checkFormat() error {
+	v, closer, err := s.db.Get(keyFormat)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return s.db.Set(keyFormat, []byte(strconv.Itoa(FormatVersion)), pebble.Sync)
+	}
+	if err != nil {
+		return fmt.Errorf("reading store format: %w", err)
+	}
+	defer closer.Close()
+	if string(v) != strconv.Itoa(FormatVersion) {
+		return fmt.Errorf("store %s has trace format %q; this bench reads format %d", s.dir, v, FormatVersion)
+	}
+	return nil
+}
+
+// Dir returns the store's directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Close releases the store.
+func (s *Store) Close() error {
+	var err error
+	if s.enc != nil {
+		s.enc.Close()
+	}
+	if s.dec != nil {
+		s.dec.Close()
+	}
+	if s.db != nil {
+		err = s.db.Close()
+	}
+	if s.lock != nil {
+		s.lock.Close()
+	}
+	return err
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any)  {}
+func (quietLogger) Errorf(string, ...any) {}
+func (quietLogger) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf("pebble: "+format, args...))
+}
+
+func blobKey(id ID) []byte      { return append(slices.Clip(prefixBlob), id[:]...) }
+func runKey(id ID) []byte       { return append(slices.Clip(prefixRun), id[:]...) }
+func refKey(name string) []byte { return append(slices.Clip(prefixRef), name...) }
+
+// ValidateRefName checks a ref name: slash-separated segments of letters,
+// digits and . _ - : @ + =, none empty, "." or "..".
+func ValidateRefName(name string) error {
+	if name == "" || len(name) > 512 {
+		return fmt.Errorf("invalid ref name %q: must be 1 to 512 characters", name)
+	}
+	for _, seg := range strings.Split(name, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return fmt.Errorf("invalid ref name %q: empty, '.' or '..' segment", name)
+		}
+		for _, r := range seg {
+			ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-:@+=", r)
+			if !ok {
+				return fmt.Errorf("invalid ref name %q: character %q not allowed", name, r)
+			}
+		}
+	}
+	return nil
+}
+
+// RunRef builds the conventional ref name of a run.
+func RunRef(suite, server, model, scenario string, runIndex int) string {
+	clean := func(s string) string {
+		return strings.Map(func(r rune) rune {
+			if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-:@+=", r) {
+				return r
+			}
+			return '_'
+		}, s)
+	}
+	return fmt.Sprintf("%s/%s/%s/%s/%d", clean(suite), clean(server), clean(model), clean(scenario), runIndex)
+}
+
+// PutRun stores run and points refs at it, atomically: its blobs, its
+// record and its refs are written in one synced batch. It returns the run's
+// ID and sets run.Manifest.RunID.
+func (s *Store) PutRun(run *Run, refs ...string) (ID, error) {
+	for _, r := range refs {
+		if err := ValidateRefName(r); err != nil {
+			return ID{}, err
+		}
+	}
+	doc, err := run.document()
+	if err != nil {
+		return ID{}, err
+	}
+	sp := &splitter{threshold: s.opts.SplitThreshold, have: s.hasBlob, blobs: map[ID][]byte{}}
+	// The root is always a blob, whatever its size.
+	root, err := sp.splitRoot(doc)
+	if err != nil {
+		return ID{}, fmt.Errorf("storing run: %w", err)
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	for _, id := range sp.order {
+		if err := b.Set(blobKey(id), s.encodeBlob(sp.blobs[id]), nil); err != nil {
+			return ID{}, err
+		}
+	}
+	info := runInfo{Size: int64(len(doc))}
+	if !run.Manifest.StartedAt.IsZero() {
+		info.StartedAt = run.Manifest.StartedAt.UTC().Format(time.RFC3339Nano)
+	}
+	if ok, err := s.has(runKey(root)); err != nil {
+		return ID{}, err
+	} else if !ok {
+		ib, _ := Marshal(info)
+		if err := b.Set(runKey(root), ib, nil); err != nil {
+			return ID{}, err
+		}
+	}
+	for _, r := range refs {
+		if err := b.Set(refKey(r), root[:], nil); err != nil {
+			return ID{}, err
+		}
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return ID{}, fmt.Errorf("storing run: %w", err)
+	}
+	run.Manifest.RunID = root
+	return root, nil
+}
+
+func (sp *splitter) splitRoot(doc []byte) (ID, error) {
+	// A root smaller than the threshold must still be a blob.
+	id := Hash(doc)
+	if len(doc) < sp.threshold {
+		if ok, err := sp.have(id); err != nil || ok {
+			return id, err
+		}
+		sp.blobs[id] = encodeNode(nil, doc)
+		sp.order = append(sp.order, id)
+		return id, nil
+	}
+	return sp.split(doc)
+}
+
+func (s *Store) encodeBlob(plain []byte) []byte {
+	if len(plain) >= 64 {
+		z := s.enc.EncodeAll(plain, make([]byte, 1, len(plain)/2+16))
+		if len(z) < len(plain) {
+			z[0] = codecZstd
+			return z
+		}
+	}
+	return append([]byte{codecRaw}, plain...)
+}
+
+func (s *Store) decodeBlob(id ID, val []byte) ([]byte, error) {
+	if len(val) == 0 {
+		return nil, fmt.Errorf("blob %s: empty value: %w", id, ErrCorrupt)
+	}
+	switch val[0] {
+	case codecRaw:
+		return val[1:], nil
+	case codecZstd:
+		plain, err := s.dec.DecodeAll(val[1:], nil)
+		if err != nil {
+			return nil, fmt.Errorf("blob %s: %v: %w", id, err, ErrCorrupt)
+		}
+		return plain, nil
+	default:
+		return nil, fmt.Errorf("blob %s: unknown codec %d: %w", id, val[0], ErrCorrupt)
+	}
+}
+
+func (s *Store) has(key []byte) (bool, error) {
+	_, closer, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	closer.Close()
+	return true, nil
+}
+
+func (s *Store) hasBlob(id ID) (bool, error) { return s.has(blobKey(id)) }
+
+// node reads and decodes the blob id without expanding it.
+func (s *Store) node(id ID) ([]nodeRef, []byte, error) {
+	v, closer, err := s.db.Get(blobKey(id))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil, fmt.Errorf("blob %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading blob %s: %w", id, wrapCorrupt(err))
+	}
+	plain, err := s.decodeBlob(id, v)
+	if v[0] == codecRaw && err == nil {
+		plain = bytes.Clone(plain)
+	}
+	closer.Close()
+	if err != nil {
+		return nil, nil, err
+	}
+	refs, lit, err := decodeNode(plain)
+	if err != nil {
+		return nil, nil, fmt.Errorf("blob %s: %v: %w", id, err, ErrCorrupt)
+	}
+	return refs, lit, nil
+}
+
+// expander reassembles values from nodes and verifies every one it builds.
+type expander struct {
+	node func(ID) ([]nodeRef, []byte, error)
+	memo map[ID][]byte
+}
+
+// expand appends the canonical bytes of id to dst, verifying their hash.
+func (e *expander) expand(id ID, dst []byte, depth int) ([]byte, error) {
+	if b, ok := e.memo[id]; ok {
+		return append(dst, b...), nil
+	}
+	if depth > maxDepth {
+		return nil, fmt.Errorf("blob %s: references nested too deep: %w", id, ErrCorrupt)
+	}
+	refs, lit, err := e.node(id)
+	if err != nil {
+		return nil, err
+	}
+	start := len(dst)
+	last := 0
+	for _, r := range refs {
+		if r.off < last || r.off > len(lit) {
+			return nil, fmt.Errorf("blob %s: reference out of order: %w", id, ErrCorrupt)
+		}
+		dst = append(dst, lit[last:r.off]...)
+		if dst, err = e.expand(r.id, dst, depth+1); err != nil {
+			return nil, err
+		}
+		last = r.off
+	}
+	dst = append(dst, lit[last:]...)
+	if Hash(dst[start:]) != id {
+		return nil, fmt.Errorf("blob %s: content does not match its ID: %w", id, ErrCorrupt)
+	}
+	if e.memo != nil {
+		e.memo[id] = dst[start:len(dst):len(dst)]
+	}
+	return dst, nil
+}
+
+// Blob returns the canonical bytes of the value with the given ID.
+func (s *Store) Blob(id ID) ([]byte, error) {
+	e := &expander{node: s.node, memo: map[ID][]byte{}}
+	return e.expand(id, nil, 0)
+}
+
+// GetRun loads the run with the given ID, every payload verified.
+func (s *Store) GetRun(id ID) (*Run, error) {
+	info, err := s.runInfo(id)
+	if err != nil {
+		return nil, err
+	}
+	e := &expander{node: s.node, memo: map[ID][]byte{}}
+	doc, err := e.expand(id, make([]byte, 0, info.Size), 0)
+	if err != nil {
+		return nil, fmt.Errorf("loading run %s: %w", id.Short(), err)
+	}
+	var run Run
+	if err := json.Unmarshal(doc, &run); err != nil {
+		return nil, fmt.Errorf("run %s: decoding: %v: %w", id, err, ErrCorrupt)
+	}
+	if run.Manifest.Format != FormatVersion {
+		return nil, fmt.Errorf("run %s has trace format %d; this bench reads format %d", id.Short(), run.Manifest.Format, FormatVersion)
+	}
+	run.Manifest.RunID = id
+	if info.StartedAt != "" {
+		run.Manifest.StartedAt, _ = time.Parse(time.RFC3339Nano, info.StartedAt)
+	}
+	return &run, nil
+}
+
+func (s *Store) runInfo(id ID) (runInfo, error) {
+	var info runInfo
+	v, closer, err := s.db.Get(runKey(id))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return info, fmt.Errorf("run %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return info, fmt.Errorf("reading run %s: %w", id, err)
+	}
+	defer closer.Close()
+	if err := json.Unmarshal(v, &info); err != nil {
+		return info, fmt.Errorf("run %s: record: %v: %w", id, err, ErrCorrupt)
+	}
+	return info, nil
+}
+
+// Ref is a named pointer to a run.
+type Ref struct {
+	Name string `json:"name"`
+	Run  ID     `json:"run"`
+}
+
+// Ref returns the run a ref points to.
+func (s *Store) Ref(name string) (ID, error) {
+	v, closer, err := s.db.Get(refKey(name))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return ID{}, fmt.Errorf("ref %s: %w", name, ErrNotFound)
+	}
+	if err != nil {
+		return ID{}, err
+	}
+	defer closer.Close()
+	var id ID
+	if len(v) != len(id) {
+		return ID{}, fmt.Errorf("ref %s: bad value: %w", name, ErrCorrupt)
+	}
+	copy(id[:], v)
+	return id, nil
+}
+
+// SetRef points name at an existing run.
+func (s *Store) SetRef(name string, id ID) error {
+	if err := ValidateRefName(name); err != nil {
+		return err
+	}
+	if _, err := s.runInfo(id); err != nil {
+		return err
+	}
+	return s.db.Set(refKey(name), id[:], pebble.Sync)
+}
+
+// DeleteRef removes a ref; the run stays until GC.
+func (s *Store) DeleteRef(name string) error {
+	if _, err := s.Ref(name); err != nil {
+		return err
+	}
+	return s.db.Delete(refKey(name), pebble.Sync)
+}
+
+// Refs lists the refs whose names start with prefix, sorted by name.
+func (s *Store) Refs(prefix string) ([]Ref, error) {
+	var out []Ref
+	err := s.scan(refKey(prefix), func(k, v []byte) error {
+		var id ID
+		if len(v) != len(id) {
+			return fmt.Errorf("ref %s: bad value: %w", k[len(prefixRef):], ErrCorrupt)
+		}
+		copy(id[:], v)
+		out = append(out, Ref{Name: string(k[len(prefixRef):]), Run: id})
+		return nil
+	})
+	return out, err
+}
+
+// Runs lists the IDs of every stored run, sorted.
+func (s *Store) Runs() ([]ID, error) {
+	var out []ID
+	err := s.scan(prefixRun, func(k, _ []byte) error {
+		var id ID
+		copy(id[:], k[len(prefixRun):])
+		out = append(out, id)
+		return nil
+	})
+	return out, err
+}
+
+// FindRun resolves a hex prefix (at least 4 digits) of a run ID.
+func (s *Store) FindRun(hexPrefix string) (ID, error) {
+	hexPrefix = strings.ToLower(hexPrefix)
+	if len(hexPrefix) < 4 || strings.Trim(hexPrefix, "0123456789abcdef") != "" {
+		return ID{}, fmt.Errorf("run %q: %w", hexPrefix, ErrNotFound)
+	}
+	if len(hexPrefix) == 64 {
+		id, err := ParseID(hexPrefix)
+		if err != nil {
+			return ID{}, err
+		}
+		_, err = s.runInfo(id)
+		return id, err
+	}
+	runs, err := s.Runs()
+	if err != nil {
+		return ID{}, err
+	}
+	var found []ID
+	for _, id := range runs {
+		if strings.HasPrefix(id.String(), hexPrefix) {
+			found = append(found, id)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return ID{}, fmt.Errorf("run %s: %w", hexPrefix, ErrNotFound)
+	case 1:
+		return found[0], nil
+	default:
+		return ID{}, fmt.Errorf("run prefix %s matches %d runs: %w", hexPrefix, len(found), ErrAmbiguous)
+	}
+}
+
+// wrapCorrupt marks pebble's own checksum failures as ErrCorrupt, so that
+// callers see one kind of corruption whichever layer caught it.
+func wrapCorrupt(err error) error {
+	if pebble.IsCorruptionError(err) {
+		return fmt.Errorf("%v: %w", err, ErrCorrupt)
+	}
+	return err
+}
+
+func (s *Store) scan(prefix []byte, fn func(k, v []byte) error) error {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			it.Close()
+			return wrapCorrupt(err)
+		}
+		if err := fn(it.Key(), v); err != nil {
+			it.Close()
+			return err
+		}
+	}
+	if err := it.Error(); err != nil {
+		it.Close()
+		return wrapCorrupt(err)
+	}
+	return wrapCorrupt(it.Close())
+}
+
+// prefixEnd returns the smallest key greater than every key with prefix p.
+func prefixEnd(p []byte) []byte {
+	end := bytes.Clone(p)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,555 @@
+package traces
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/klauspost/compress/zstd"
+)
+
+func openTemp(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func smallCorpus() *corpus { return newCorpus(1, 3, 2, 2) }
+
+func putAll(t *testing.T, s *Store, c *corpus) {
+	t.Helper()
+	if err := c.all(func(ref string, run *Run) error { _, err := s.PutRun(run, ref); return err }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPutGetRoundTrip(t *testing.T) {
+	s := openTemp(t)
+	c := smallCorpus()
+	want := c.run(1, 1, 1)
+	id, err := s.PutRun(want, c.ref(1, 1, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetRun(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("GetRun mismatch (-want +got):\n%s", diff)
+	}
+	if ref, err := s.Ref(c.ref(1, 1, 1)); err != nil || ref != id {
+		t.Errorf("Ref = %v, %v; want %v", ref, err, id)
+	}
+	// The ID is the hash of the document, independent of the start time.
+	again := c.run(1, 1, 1)
+	again.Manifest.StartedAt = again.Manifest.StartedAt.Add(1)
+	if id2, err := s.PutRun(again); err != nil || id2 != id {
+		t.Errorf("same content, other start time: ID %v, %v; want %v", id2, err, id)
+	}
+	doc, _ := want.document()
+	if id != Hash(doc) {
+		t.Errorf("run ID is not the hash of its canonical document")
+	}
+}
+
+func TestPutRunRejectsBadInput(t *testing.T) {
+	s := openTemp(t)
+	run := smallCorpus().run(0, 0, 0)
+	tests := []struct {
+		name  string
+		mod   func(*Run)
+		ref   string
+		wants string
+	}{
+		{"bad ref", func(*Run) {}, "a//b", "invalid ref name"},
+		{"dotdot ref", func(*Run) {}, "a/../b", "invalid ref name"},
+		{"format", func(r *Run) { r.Manifest.Format = 99 }, "x", "format 99"},
+		{"two payloads", func(r *Run) { r.Events[0].Tools = &Tools{} }, "x", "exactly one payload"},
+		{"wrong payload", func(r *Run) { r.Events[0].Kind = KindAnswer }, "x", "another kind"},
+		{"unknown kind", func(r *Run) { r.Events[0].Kind = "nope" }, "x", "unknown event kind"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := *run
+			r.Events = append([]Event(nil), run.Events...)
+			first := *r.Events[0].Initialize
+			r.Events[0].Initialize = &first
+			tt.mod(&r)
+			_, err := s.PutRun(&r, tt.ref)
+			if err == nil || !strings.Contains(err.Error(), tt.wants) {
+				t.Errorf("PutRun error = %v, want %q", err, tt.wants)
+			}
+		})
+	}
+	if runs, _ := s.Runs(); len(runs) != 0 {
+		t.Errorf("rejected runs were stored: %d", len(runs))
+	}
+}
+
+func TestDedup(t *testing.T) {
+	s := openTemp(t)
+	c := smallCorpus()
+	if _, err := s.PutRun(c.run(0, 0, 0), c.ref(0, 0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	one, _ := s.Stats()
+	if _, err := s.PutRun(c.run(0, 0, 1), c.ref(0, 0, 1)); err != nil {
+		t.Fatal(err)
+	}
+	two, _ := s.Stats()
+	// The tool list (20 KB), repeated in every turn of both runs, is stored
+	// once: the second run adds far less than its own size.
+	added := two.UniqueBytes - one.UniqueBytes
+	if added*3 > two.RawBytes-one.RawBytes {
+		t.Errorf("second run added %d unique bytes of its %d: no dedup", added, two.RawBytes-one.RawBytes)
+	}
+	if one.UniqueBytes*3 > one.RawBytes {
+		t.Errorf("one run: %d unique of %d raw bytes: turns did not share the tool list", one.UniqueBytes, one.RawBytes)
+	}
+	// Storing the same run again adds nothing.
+	if _, err := s.PutRun(c.run(0, 0, 1), "other/ref"); err != nil {
+		t.Fatal(err)
+	}
+	three, _ := s.Stats()
+	if three.Blobs != two.Blobs || three.Runs != two.Runs || three.Refs != two.Refs+1 {
+		t.Errorf("re-put: blobs %d->%d runs %d->%d refs %d->%d", two.Blobs, three.Blobs, two.Runs, three.Runs, two.Refs, three.Refs)
+	}
+}
+
+// rewriteBlob replaces a stored blob's value behind the store's back, as
+// bit rot or a bug would, with a valid pebble checksum.
+func rewriteBlob(t *testing.T, s *Store, id ID, fn func([]byte) []byte) {
+	t.Helper()
+	v, closer, err := s.db.Get(blobKey(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := s.decodeBlob(id, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nv := append([]byte{codecRaw}, fn(bytes.Clone(plain))...)
+	closer.Close()
+	if err := s.db.Set(blobKey(id), nv, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCorruptBlobDetected(t *testing.T) {
+	s := openTemp(t)
+	c := smallCorpus()
+	putAll(t, s, c)
+	id, _ := s.Ref(c.ref(0, 0, 0))
+	// Flip a byte of a child blob: the tool list, shared by every run.
+	refs, _, err := s.node(id)
+	if err != nil || len(refs) == 0 {
+		t.Fatalf("root has no children: %v", err)
+	}
+	child := refs[0].id
+	rewriteBlob(t, s, child, func(b []byte) []byte { b[len(b)-3] ^= 0x20; return b })
+
+	_, err = s.GetRun(id)
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), child.String()) {
+		t.Errorf("GetRun error = %v, want ErrCorrupt naming %s", err, child)
+	}
+	if _, err := s.Blob(child); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("Blob error = %v, want ErrCorrupt", err)
+	}
+	rep, err := s.Verify(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.OK() || !strings.Contains(fmt.Sprint(rep.Problems), child.String()) {
+		t.Errorf("Verify problems = %v, want one naming %s", rep.Problems, child)
+	}
+}
+
+func TestCorruptFileOnDisk(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := smallCorpus()
+	putAll(t, s, c)
+	if err := s.Compact(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	id, _ := s.Ref(c.ref(2, 1, 1))
+	refs, _, _ := s.node(id)
+	victim := refs[len(refs)-1].id
+	v, closer, _ := s.db.Get(blobKey(victim))
+	stored := bytes.Clone(v)
+	closer.Close()
+	s.Close()
+
+	flipped := false
+	files, _ := filepath.Glob(filepath.Join(dir, "db", "*.sst"))
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		if i := bytes.Index(b, stored); i >= 0 {
+			b[i+len(stored)/2] ^= 0xff
+			if err := os.WriteFile(f, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			flipped = true
+		}
+	}
+	if !flipped {
+		t.Fatal("the blob's bytes were not found in any table file")
+	}
+	s, err = Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rep, err := s.Verify(context.Background())
+	if err != nil {
+		t.Fatalf("Verify failed instead of reporting: %v", err)
+	}
+	if rep.OK() || !strings.Contains(fmt.Sprint(rep.Problems), victim.String()) {
+		t.Errorf("Verify problems = %v, want one naming %s", rep.Problems, victim)
+	}
+}
+
+func TestGC(t *testing.T) {
+	s := openTemp(t)
+	c := smallCorpus()
+	putAll(t, s, c)
+	before, _ := s.Stats()
+	keep, _ := s.Ref(c.ref(0, 0, 0))
+	refs, _ := s.Refs("")
+	for _, r := range refs {
+		if r.Run != keep {
+			if err := s.DeleteRef(r.Name); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rep, err := s.GC(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, _ := s.Stats()
+	if rep.RunsRemoved != before.Runs-1 || after.Runs != 1 || rep.BlobsRemoved == 0 {
+		t.Errorf("GC removed %d runs, %d blobs; %d runs left (of %d)", rep.RunsRemoved, rep.BlobsRemoved, after.Runs, before.Runs)
+	}
+	if _, err := s.GetRun(keep); err != nil {
+		t.Errorf("kept run no longer loads: %v", err)
+	}
+	if v, _ := s.Verify(context.Background()); !v.OK() {
+		t.Errorf("Verify after GC: %v", v.Problems)
+	}
+	if rep2, _ := s.GC(context.Background()); rep2.BlobsRemoved != 0 || rep2.RunsRemoved != 0 {
+		t.Errorf("second GC removed %+v", rep2)
+	}
+}
+
+func TestFindRunAndRefs(t *testing.T) {
+	s := openTemp(t)
+	c := smallCorpus()
+	putAll(t, s, c)
+	id, _ := s.Ref(c.ref(1, 0, 1))
+	if got, err := s.FindRun(id.String()[:10]); err != nil || got != id {
+		t.Errorf("FindRun(prefix) = %v, %v", got, err)
+	}
+	if _, err := s.FindRun("zz"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("FindRun(bad) = %v", err)
+	}
+	refs, _ := s.Refs("golden/reference/" + corpusModels[0] + "/")
+	if len(refs) != c.scenarios*c.runs {
+		t.Errorf("Refs(prefix) = %d refs, want %d", len(refs), c.scenarios*c.runs)
+	}
+	for i := 1; i < len(refs); i++ {
+		if refs[i-1].Name >= refs[i].Name {
+			t.Errorf("refs not sorted: %s >= %s", refs[i-1].Name, refs[i].Name)
+		}
+	}
+	if err := s.SetRef("x/y", ID{1}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("SetRef to a missing run = %v", err)
+	}
+}
+
+func exportBytes(t *testing.T, s *Store, prefixes ...string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if _, err := s.Export(&buf, prefixes...); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestPackDeterministic(t *testing.T) {
+	c := smallCorpus()
+	a := openTemp(t)
+	putAll(t, a, c)
+	p1 := exportBytes(t, a)
+	if p2 := exportBytes(t, a); !bytes.Equal(p1, p2) {
+		t.Fatal("two exports of one store differ")
+	}
+	// Another store, filled in another order, gives the same pack.
+	b := openTemp(t)
+	for s := c.scenarios - 1; s >= 0; s-- {
+		for m := c.models - 1; m >= 0; m-- {
+			for i := c.runs - 1; i >= 0; i-- {
+				if _, err := b.PutRun(c.run(s, m, i), c.ref(s, m, i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if p3 := exportBytes(t, b); !bytes.Equal(p1, p3) {
+		t.Fatal("stores with the same runs export different packs")
+	}
+	// Round trip: import into an empty store, export again.
+	d := openTemp(t)
+	rep, err := d.Import(bytes.NewReader(p1), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.NewRuns != c.scenarios*c.models*c.runs {
+		t.Errorf("imported %d new runs", rep.NewRuns)
+	}
+	if p4 := exportBytes(t, d); !bytes.Equal(p1, p4) {
+		t.Fatal("export after import differs")
+	}
+	if v, _ := d.Verify(context.Background()); !v.OK() {
+		t.Errorf("Verify after import: %v", v.Problems)
+	}
+}
+
+func assertEmpty(t *testing.T, s *Store) {
+	t.Helper()
+	st, err := s.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Runs != 0 || st.Blobs != 0 || st.Refs != 0 {
+		t.Errorf("store not empty after a rejected import: %+v", st)
+	}
+}
+
+func TestPackTruncatedImportsNothing(t *testing.T) {
+	a := openTemp(t)
+	putAll(t, a, smallCorpus())
+	p := exportBytes(t, a)
+	for _, n := range []int{0, 5, len(packMagic), len(packMagic) + 10, len(p) / 3, len(p) / 2, len(p) - 40, len(p) - 1} {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			d := openTemp(t)
+			_, err := d.Import(bytes.NewReader(p[:n]), nil)
+			if !errors.Is(err, ErrBadPack) {
+				t.Errorf("Import(truncated to %d of %d) = %v, want ErrBadPack", n, len(p), err)
+			}
+			assertEmpty(t, d)
+		})
+	}
+}
+
+// repack decompresses a pack, lets fn alter the records, and compresses it
+// again, so that tampering is caught by bench's own checks, not zstd's.
+func repack(t *testing.T, p []byte, fn func([]byte) []byte) []byte {
+	t.Helper()
+	dec, _ := zstd.NewReader(bytes.NewReader(p[len(packMagic):]))
+	defer dec.Close()
+	body, err := io.ReadAll(dec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body = fn(body)
+	var out bytes.Buffer
+	out.WriteString(packMagic)
+	enc, _ := zstd.NewWriter(&out)
+	enc.Write(body)
+	enc.Close()
+	return out.Bytes()
+}
+
+func TestPackTamperedImportsNothing(t *testing.T) {
+	a := openTemp(t)
+	putAll(t, a, smallCorpus())
+	p := exportBytes(t, a)
+	tests := []struct {
+		name  string
+		pack  []byte
+		wants string
+	}{
+		{"compressed byte flipped", func() []byte { q := bytes.Clone(p); q[len(q)/2] ^= 1; return q }(), ""},
+		{"record byte flipped", repack(t, p, func(b []byte) []byte { b[len(b)/2] ^= 1; return b }), "checksum mismatch"},
+		{"record flipped and checksum fixed", repack(t, p, func(b []byte) []byte {
+			b[len(b)/2] ^= 1
+			h := Hash(b[:len(b)-34]) // the end record: 'Z', length 32, hash
+			copy(b[len(b)-32:], h[:])
+			return b
+		}), "does not match its ID"},
+		{"wrong magic", append([]byte("not-a-pack\n"), p[len(packMagic):]...), "wrong magic"},
+		{"trailing data", repack(t, p, func(b []byte) []byte { return append(b, 'x') }), "after the end"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := openTemp(t)
+			_, err := d.Import(bytes.NewReader(tt.pack), nil)
+			if !errors.Is(err, ErrBadPack) || !strings.Contains(err.Error(), tt.wants) {
+				t.Errorf("Import = %v, want ErrBadPack with %q", err, tt.wants)
+			}
+			assertEmpty(t, d)
+		})
+	}
+}
+
+func TestMergeStores(t *testing.T) {
+	c := newCorpus(1, 4, 1, 1)
+	a, b := openTemp(t), openTemp(t)
+	for s := 0; s < 3; s++ {
+		a.PutRun(c.run(s, 0, 0), c.ref(s, 0, 0))
+	}
+	for s := 2; s < 4; s++ {
+		b.PutRun(c.run(s, 0, 0), c.ref(s, 0, 0))
+	}
+	rep, err := a.Import(bytes.NewReader(exportBytes(t, b)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Runs != 2 || rep.NewRuns != 1 {
+		t.Errorf("import report %+v, want 2 runs of which 1 new", rep)
+	}
+	st, _ := a.Stats()
+	if st.Runs != 4 || st.Refs != 4 {
+		t.Errorf("merged store has %d runs, %d refs; want 4, 4", st.Runs, st.Refs)
+	}
+	if v, _ := a.Verify(context.Background()); !v.OK() {
+		t.Errorf("Verify after merge: %v", v.Problems)
+	}
+	// A ref that points elsewhere is a conflict: nothing is imported.
+	other := openTemp(t)
+	other.PutRun(c.run(3, 0, 0), c.ref(0, 0, 0))
+	other.PutRun(c.run(1, 0, 0), "new/ref")
+	_, err = a.Import(bytes.NewReader(exportBytes(t, other)), nil)
+	if err == nil || !strings.Contains(err.Error(), c.ref(0, 0, 0)) {
+		t.Errorf("conflicting import = %v, want an error naming the ref", err)
+	}
+	if _, err := a.Ref("new/ref"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a conflicting import wrote a ref")
+	}
+	if _, err := a.Import(bytes.NewReader(exportBytes(t, other)), &ImportOptions{Overwrite: true}); err != nil {
+		t.Errorf("import with overwrite: %v", err)
+	}
+}
+
+// The helper process: the tests below run the test binary again as a child
+// that holds or writes a store.
+func TestMain(m *testing.M) {
+	switch os.Getenv("BENCH_TRACES_HELPER") {
+	case "":
+		os.Exit(m.Run())
+	case "open":
+		s, err := Open(os.Getenv("BENCH_TRACES_DIR"), nil)
+		if err != nil {
+			fmt.Println(err)
+			os.Exit(3)
+		}
+		s.Close()
+		os.Exit(0)
+	case "write":
+		s, err := Open(os.Getenv("BENCH_TRACES_DIR"), nil)
+		if err != nil {
+			fmt.Println(err)
+			os.Exit(3)
+		}
+		c := newCorpus(2, 1000, 1000, 1)
+		for i := 0; ; i++ {
+			if _, err := s.PutRun(c.run(i%1000, 0, i), c.ref(i%1000, 0, i)); err != nil {
+				fmt.Println(err)
+				os.Exit(3)
+			}
+			fmt.Println(i) // this run is durable
+		}
+	}
+}
+
+func helper(t *testing.T, mode, dir string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "BENCH_TRACES_HELPER="+mode, "BENCH_TRACES_DIR="+dir)
+	return cmd
+}
+
+func TestSecondProcessLocked(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := helper(t, "open", dir).CombinedOutput()
+	s.Close()
+	if err == nil || !strings.Contains(string(out), "store "+dir+" is in use by another bench process") {
+		t.Errorf("second process: %v, output %q; want the in-use error", err, out)
+	}
+	if out, err := helper(t, "open", dir).CombinedOutput(); err != nil {
+		t.Errorf("after close, a second process cannot open: %v %s", err, out)
+	}
+}
+
+func TestKillDuringWrite(t *testing.T) {
+	dir := t.TempDir()
+	durable := -1
+	for round, stopAfter := range []int{3, 11, 24} {
+		cmd := helper(t, "write", dir)
+		stdout, _ := cmd.StdoutPipe()
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(stdout)
+		seen := 0
+		for sc.Scan() {
+			n, err := strconv.Atoi(sc.Text())
+			if err != nil {
+				t.Fatalf("child: %s", sc.Text())
+			}
+			durable = max(durable, n)
+			if seen++; seen == stopAfter {
+				break
+			}
+		}
+		// Killed while writing its next run.
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+
+		s, err := Open(dir, nil)
+		if err != nil {
+			t.Fatalf("round %d: reopening after kill: %v", round, err)
+		}
+		rep, err := s.Verify(context.Background())
+		if err != nil || !rep.OK() {
+			t.Fatalf("round %d: verify after kill: %v %v", round, err, rep.Problems)
+		}
+		refs, _ := s.Refs("")
+		runs, _ := s.Runs()
+		// Every ref resolves (checked by Verify), every run has its ref: no
+		// partial run is visible.
+		if len(runs) != len(refs) || len(refs) < durable+1 {
+			t.Errorf("round %d: %d runs, %d refs, want equal and >= %d", round, len(runs), len(refs), durable+1)
+		}
+		for _, r := range refs {
+			if _, err := s.GetRun(r.Run); err != nil {
+				t.Errorf("round %d: %s: %v", round, r.Name, err)
+			}
+		}
+		s.Close()
+	}
+}
