@@ -125,8 +125,9 @@ type GCReport struct {
 	BytesRemoved int64 `json:"bytes_removed"` // stored (compressed) bytes
 }
 
-// GC removes every run and blob that no ref reaches, then compacts the
-// store so that the space is returned to the file system.
+// GC removes every run and blob that no ref reaches, retrains the blobs'
+// compression dictionary when the store has grown (see dict.go), then
+// compacts the store so that the space is returned to the file system.
 func (s *Store) GC(ctx context.Context) (*GCReport, error) {
 	refs, err := s.Refs("")
 	if err != nil {
@@ -170,6 +171,9 @@ func (s *Store) GC(ctx context.Context) (*GCReport, error) {
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
 		return nil, err
+	}
+	if err := s.retrain(ctx); err != nil {
+		return nil, fmt.Errorf("gc: training the compression dictionary: %w", err)
 	}
 	if err := s.Compact(ctx); err != nil {
 		return nil, err

@@ -62,9 +62,14 @@ func decodeNode(plain []byte) ([]nodeRef, []byte, error) {
 	return refs, plain, nil
 }
 
-// splitter cuts a canonical value into nodes. Children of at least
-// threshold bytes become blobs of their own, recursively, so that a value
-// which repeats is stored once however deep it sits.
+// splitter cuts a canonical value into nodes. A child of at least
+// threshold bytes is cut out of its parent; it becomes a blob of its own when
+// what is left of it (its literal, once its own large children are cut out)
+// still has threshold bytes, and is otherwise folded into its parent's node
+// (its literal inline, its references carried up). So a value that repeats
+// is stored once however deep it sits, while containers that are little more
+// than a list of references (a tool list, a conversation) add no blob and no
+// hashing of their own.
 type splitter struct {
 	threshold int
 	// have reports whether a blob is already stored (and so its subtree).
@@ -73,41 +78,79 @@ type splitter struct {
 	order []ID          // in the order created, children first
 }
 
+// split stores v as a blob (whatever its size) and returns its ID.
 func (s *splitter) split(v []byte) (ID, error) {
 	id := Hash(v)
-	if _, ok := s.blobs[id]; ok {
-		return id, nil
-	}
-	if ok, err := s.have(id); err != nil || ok {
+	if ok, err := s.known(id); err != nil || ok {
 		return id, err
 	}
-	var refs []nodeRef
-	literal := v
-	if len(v) > 0 && (v[0] == '{' || v[0] == '[') {
-		literal = make([]byte, 0, len(v))
-		last := 0
-		var err error
-		forEachChild(v, func(start, end int) bool {
-			if end-start < s.threshold {
-				return true
-			}
-			literal = append(literal, v[last:start]...)
-			var cid ID
-			if cid, err = s.split(v[start:end]); err != nil {
-				return false
-			}
-			refs = append(refs, nodeRef{off: len(literal), id: cid})
-			last = end
-			return true
-		})
-		if err != nil {
-			return id, err
-		}
-		literal = append(literal, v[last:]...)
+	lit, refs, err := s.build(v)
+	if err != nil {
+		return id, err
 	}
-	s.blobs[id] = encodeNode(refs, literal)
-	s.order = append(s.order, id)
+	s.add(id, refs, lit)
 	return id, nil
+}
+
+func (s *splitter) known(id ID) (bool, error) {
+	if _, ok := s.blobs[id]; ok {
+		return true, nil
+	}
+	return s.have(id)
+}
+
+func (s *splitter) add(id ID, refs []nodeRef, lit []byte) {
+	s.blobs[id] = encodeNode(refs, lit)
+	s.order = append(s.order, id)
+}
+
+// build returns v's literal and references once its large children are cut.
+func (s *splitter) build(v []byte) ([]byte, []nodeRef, error) {
+	if len(v) == 0 || (v[0] != '{' && v[0] != '[') {
+		return v, nil, nil
+	}
+	var (
+		lit  = make([]byte, 0, len(v))
+		refs []nodeRef
+		last int
+		err  error
+	)
+	forEachChild(v, func(start, end int) bool {
+		if end-start < s.threshold {
+			return true
+		}
+		lit = append(lit, v[last:start]...)
+		last = end
+		child := v[start:end]
+		cid := Hash(child)
+		var ok bool
+		if ok, err = s.known(cid); err != nil {
+			return false
+		}
+		if ok {
+			refs = append(refs, nodeRef{off: len(lit), id: cid})
+			return true
+		}
+		var clit []byte
+		var crefs []nodeRef
+		if clit, crefs, err = s.build(child); err != nil {
+			return false
+		}
+		if len(clit) >= s.threshold {
+			s.add(cid, crefs, clit)
+			refs = append(refs, nodeRef{off: len(lit), id: cid})
+			return true
+		}
+		for _, r := range crefs {
+			refs = append(refs, nodeRef{off: len(lit) + r.off, id: r.id})
+		}
+		lit = append(lit, clit...)
+		return true
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(lit, v[last:]...), refs, nil
 }
 
 // forEachChild calls fn with the span of each element of the canonical

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -75,8 +76,10 @@ type Store struct {
 	db   *pebble.DB
 	lock *os.File
 	opts Options
-	enc  *zstd.Encoder
-	dec  *zstd.Decoder
+
+	mu  sync.RWMutex // guards enc and dec, replaced when a dictionary is trained
+	enc *zstd.Encoder
+	dec *zstd.Decoder
 }
 
 // runInfo is kept beside each run, outside its content.
@@ -96,6 +99,9 @@ func Open(dir string, o *Options) (*Store, error) {
 		return nil, err
 	}
 	popts := &pebble.Options{
+		// A small memtable keeps the write-ahead log (and the log files
+		// pebble recycles) small: runs are written once and read many times.
+		MemTableSize:       1 << 20,
 		Logger:             quietLogger{},
 		FormatMajorVersion: pebble.FormatNewest,
 		// Corruption is reported to the caller as ErrCorrupt by every read
@@ -118,15 +124,9 @@ func Open(dir string, o *Options) (*Store, error) {
 		s.Close()
 		return nil, err
 	}
-	s.enc, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.EncoderLevel(opts.CompressionLevel)), zstd.WithEncoderConcurrency(1))
-	if err != nil {
+	if err := s.loadCodecs(); err != nil {
 		s.Close()
-		return nil, fmt.Errorf("zstd encoder: %w", err)
-	}
-	s.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(1<<31))
-	if err != nil {
-		s.Close()
-		return nil, fmt.Errorf("zstd decoder: %w", err)
+		return nil, err
 	}
 	return s, nil
 }
@@ -242,7 +242,7 @@ func (s *Store) PutRun(run *Run, refs ...string) (ID, error) {
 	}
 	sp := &splitter{threshold: s.opts.SplitThreshold, have: s.hasBlob, blobs: map[ID][]byte{}}
 	// The root is always a blob, whatever its size.
-	root, err := sp.splitRoot(doc)
+	root, err := sp.split(doc)
 	if err != nil {
 		return ID{}, fmt.Errorf("storing run: %w", err)
 	}
@@ -277,22 +277,10 @@ func (s *Store) PutRun(run *Run, refs ...string) (ID, error) {
 	return root, nil
 }
 
-func (sp *splitter) splitRoot(doc []byte) (ID, error) {
-	// A root smaller than the threshold must still be a blob.
-	id := Hash(doc)
-	if len(doc) < sp.threshold {
-		if ok, err := sp.have(id); err != nil || ok {
-			return id, err
-		}
-		sp.blobs[id] = encodeNode(nil, doc)
-		sp.order = append(sp.order, id)
-		return id, nil
-	}
-	return sp.split(doc)
-}
-
 func (s *Store) encodeBlob(plain []byte) []byte {
 	if len(plain) >= 64 {
+		s.mu.RLock()
+		defer s.mu.RUnlock()
 		z := s.enc.EncodeAll(plain, make([]byte, 1, len(plain)/2+16))
 		if len(z) < len(plain) {
 			z[0] = codecZstd
@@ -310,7 +298,9 @@ func (s *Store) decodeBlob(id ID, val []byte) ([]byte, error) {
 	case codecRaw:
 		return val[1:], nil
 	case codecZstd:
+		s.mu.RLock()
 		plain, err := s.dec.DecodeAll(val[1:], nil)
+		s.mu.RUnlock()
 		if err != nil {
 			return nil, fmt.Errorf("blob %s: %v: %w", id, err, ErrCorrupt)
 		}
@@ -416,7 +406,7 @@ func (s *Store) GetRun(id ID) (*Run, error) {
 		return nil, fmt.Errorf("loading run %s: %w", id.Short(), err)
 	}
 	var run Run
-	if err := json.Unmarshal(doc, &run); err != nil {
+	if err := decodeCanonical(doc, &run); err != nil {
 		return nil, fmt.Errorf("run %s: decoding: %v: %w", id, err, ErrCorrupt)
 	}
 	if run.Manifest.Format != FormatVersion {
@@ -553,7 +543,9 @@ func (s *Store) FindRun(hexPrefix string) (ID, error) {
 // callers see one kind of corruption whichever layer caught it.
 func wrapCorrupt(err error) error {
 	if pebble.IsCorruptionError(err) {
-		return fmt.Errorf("%v: %w", err, ErrCorrupt)
+		// pebble's message runs over several lines; the first says it all.
+		msg, _, _ := strings.Cut(err.Error(), "\n")
+		return fmt.Errorf("%s: %w", msg, ErrCorrupt)
 	}
 	return err
 }

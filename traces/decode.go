@@ -1,0 +1,175 @@
+package traces
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strconv"
+	"sync"
+)
+
+// decodeCanonical unmarshals a canonical JSON document (one the store has
+// just verified) into v. It walks the document with the canonical scanner
+// and hands json.RawMessage fields their bytes directly, so the large
+// payloads of a run (requests, results, bodies) are sliced, not parsed
+// twice as encoding/json would (once to validate, once to decode). Anything
+// it does not handle itself goes to encoding/json.
+func decodeCanonical(data []byte, v any) error {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return fmt.Errorf("decodeCanonical: need a non-nil pointer, got %T", v)
+	}
+	return decodeValue(data, rv.Elem())
+}
+
+var rawMessageType = reflect.TypeFor[json.RawMessage]()
+
+type fieldInfo struct {
+	index []int
+}
+
+var fieldCache sync.Map // reflect.Type -> map[string]fieldInfo
+
+func fieldsOf(t reflect.Type) map[string]fieldInfo {
+	if f, ok := fieldCache.Load(t); ok {
+		return f.(map[string]fieldInfo)
+	}
+	fields := map[string]fieldInfo{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name := f.Name
+		if tag, ok := f.Tag.Lookup("json"); ok {
+			if tag == "-" {
+				continue
+			}
+			if n, _, _ := cutComma(tag); n != "" {
+				name = n
+			}
+		}
+		fields[name] = fieldInfo{index: f.Index}
+	}
+	fieldCache.Store(t, fields)
+	return fields
+}
+
+func cutComma(s string) (string, string, bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == ',' {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
+}
+
+func decodeValue(data []byte, v reflect.Value) error {
+	if len(data) == 0 {
+		return fmt.Errorf("%w: empty value", ErrCorrupt)
+	}
+	if v.Type() == rawMessageType {
+		v.SetBytes(data[:len(data):len(data)])
+		return nil
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if string(data) == "null" {
+			v.SetZero()
+			return nil
+		}
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		return decodeValue(data, v.Elem())
+	case reflect.Struct:
+		if data[0] != '{' || v.Type() == reflect.TypeFor[ID]() {
+			break
+		}
+		fields := fieldsOf(v.Type())
+		var err error
+		forEachMember(data, func(key, val []byte) bool {
+			name, ok := plainString(key)
+			if !ok {
+				if err = json.Unmarshal(key, &name); err != nil {
+					return false
+				}
+			}
+			f, ok := fields[name]
+			if !ok {
+				return true // a field this version does not know
+			}
+			err = decodeValue(val, v.FieldByIndex(f.index))
+			return err == nil
+		})
+		return err
+	case reflect.Slice:
+		if data[0] != '[' || v.Type().Elem().Kind() == reflect.Uint8 {
+			break
+		}
+		n := 0
+		forEachChild(data, func(int, int) bool { n++; return true })
+		s := reflect.MakeSlice(v.Type(), n, n)
+		i := 0
+		var err error
+		forEachChild(data, func(start, end int) bool {
+			err = decodeValue(data[start:end], s.Index(i))
+			i++
+			return err == nil
+		})
+		if err != nil {
+			return err
+		}
+		v.Set(s)
+		return nil
+	case reflect.String:
+		if s, ok := plainString(data); ok {
+			v.SetString(s)
+			return nil
+		}
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		if n, err := strconv.ParseInt(string(data), 10, 64); err == nil {
+			v.SetInt(n)
+			return nil
+		}
+	case reflect.Bool:
+		switch string(data) {
+		case "true":
+			v.SetBool(true)
+			return nil
+		case "false":
+			v.SetBool(false)
+			return nil
+		}
+	}
+	return json.Unmarshal(data, v.Addr().Interface())
+}
+
+// plainString returns the value of a canonical JSON string without escapes.
+func plainString(data []byte) (string, bool) {
+	if len(data) < 2 || data[0] != '"' || data[len(data)-1] != '"' {
+		return "", false
+	}
+	body := data[1 : len(data)-1]
+	for _, c := range body {
+		if c == '\\' {
+			return "", false
+		}
+	}
+	return string(body), true
+}
+
+// forEachMember calls fn with the key and value spans of each member of the
+// canonical object v.
+func forEachMember(v []byte, fn func(key, val []byte) bool) {
+	i := 1
+	for i < len(v)-1 {
+		kend := skipCanonical(v, i)
+		vstart := kend + 1 // ':'
+		vend := skipCanonical(v, vstart)
+		if !fn(v[i:kend], v[vstart:vend]) {
+			return
+		}
+		i = vend + 1 // ','
+	}
+}
