@@ -1,0 +1,290 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpbench/bench/fakecentral"
+	"github.com/mcpbench/bench/scenarios"
+)
+
+func init() { extraCommands = append(extraCommands, newScenariosCmd) }
+
+const defaultConfigFile = "bench.yaml"
+
+func newScenariosCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "scenarios",
+		Short: "Validate and list scenario manifests and stages",
+		Long: `Scenario manifests are the benchmark's questions (docs/scenarios.md).
+Without PATH arguments the commands read the golden suite built into bench
+(scenarios/golden); with them, the given files and directories.`,
+	}
+	cmd.AddCommand(newScenariosLintCmd(a), newScenariosListCmd(a))
+	return cmd
+}
+
+// scenariosLintOptions are the inputs of `bench scenarios lint`.
+type scenariosLintOptions struct {
+	paths  []string // files or directories; empty: the built-in golden suite
+	config string   // bench.yaml to check alongside; "" skips it
+	noFake bool     // skip the checks against the fake Central
+}
+
+func newScenariosLintCmd(a *app) *cobra.Command {
+	opts := &scenariosLintOptions{}
+	var config string
+	cmd := &cobra.Command{
+		Use:   "lint [PATH...]",
+		Short: "Validate scenario manifests; exit 2 listing every error",
+		Long: `lint loads every manifest strictly and validates it: known fields and types,
+unique ids, known suites and categories, fixtures and entities that exist in
+the fake Central, endpoint patterns that parse and are served, result schemas
+that compile and accept their reference result, valid globs, no write in a
+read scenario. It also checks bench.yaml's stages when the file exists.
+Every error is printed as file:line:column: id: field: message.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.paths = args
+			opts.config = config
+			if !cmd.Flags().Changed("config") {
+				if _, err := os.Stat(config); errors.Is(err, fs.ErrNotExist) {
+					opts.config = ""
+				}
+			}
+			return runScenariosLint(a, opts)
+		},
+	}
+	cmd.Flags().StringVar(&config, "config", defaultConfigFile, "stages file to check (skipped when the default is absent)")
+	cmd.Flags().BoolVar(&opts.noFake, "no-fake", false, "skip fixture, entity and route checks against the fake Central")
+	return cmd
+}
+
+func runScenariosLint(a *app, opts *scenariosLintOptions) error {
+	list, errs := loadScenarios(opts.paths)
+	vopts := &scenarios.ValidateOptions{}
+	if !opts.noFake {
+		vopts.Catalog = fakeCatalog()
+	}
+	errs = append(errs, asErrorList(scenarios.Validate(list, vopts))...)
+	if opts.config != "" {
+		cfg, err := loadConfig(opts.config)
+		errs = append(errs, asErrorList(err)...)
+		if cfg != nil {
+			errs = append(errs, asErrorList(scenarios.ValidateConfig(cfg, list))...)
+		}
+	}
+	if len(errs) > 0 {
+		errs.Sort()
+		for _, e := range errs {
+			fmt.Fprintln(a.stderr, e)
+		}
+		return usageErr(fmt.Errorf("scenarios lint: %d error(s)", len(errs)))
+	}
+	files := map[string]bool{}
+	for _, s := range list {
+		files[s.File] = true
+	}
+	_, err := fmt.Fprintf(a.stdout, "ok: %d scenarios in %d files\n", len(list), len(files))
+	return err
+}
+
+// scenariosListOptions are the inputs of `bench scenarios list`.
+type scenariosListOptions struct {
+	paths  []string
+	suite  string // only this suite
+	stage  string // only the scenarios this stage selects
+	config string // bench.yaml, read when stage is set
+	json   bool
+}
+
+func newScenariosListCmd(a *app) *cobra.Command {
+	opts := &scenariosListOptions{}
+	cmd := &cobra.Command{
+		Use:   "list [PATH...]",
+		Short: "List scenarios with their suites and categories, and the counts",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.paths = args
+			return runScenariosList(a, opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.suite, "suite", "", "only scenarios of this suite")
+	cmd.Flags().StringVar(&opts.stage, "stage", "", "only scenarios the stage selects (from --config)")
+	cmd.Flags().StringVar(&opts.config, "config", defaultConfigFile, "stages file for --stage")
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON")
+	return cmd
+}
+
+// scenarioSummary is one row of `list`.
+type scenarioSummary struct {
+	ID        string   `json:"id"`
+	Suite     string   `json:"suite"`
+	Category  string   `json:"category"`
+	WriteGate string   `json:"write_gate"`
+	Fixture   string   `json:"fixture"`
+	Tags      []string `json:"tags"`
+	Servers   []string `json:"servers"`
+	File      string   `json:"file"`
+}
+
+type scenarioListing struct {
+	Stage     string            `json:"stage,omitempty"`
+	Suite     string            `json:"suite,omitempty"`
+	Scenarios []scenarioSummary `json:"scenarios"`
+	Counts    scenarios.Counts  `json:"counts"`
+}
+
+func runScenariosList(a *app, opts *scenariosListOptions) error {
+	if opts.suite != "" && !slices.Contains(scenarios.Suites, opts.suite) {
+		return usageErr(fmt.Errorf("unknown suite %q (want one of %s)", opts.suite, strings.Join(scenarios.Suites, ", ")))
+	}
+	list, errs := loadScenarios(opts.paths)
+	if len(errs) > 0 {
+		for _, e := range errs {
+			fmt.Fprintln(a.stderr, e)
+		}
+		return usageErr(fmt.Errorf("scenarios list: %d error(s) loading manifests (run bench scenarios lint)", len(errs)))
+	}
+	if opts.stage != "" {
+		cfg, err := loadConfig(opts.config)
+		if err != nil {
+			return usageErr(err)
+		}
+		st := cfg.Stage(opts.stage)
+		if st == nil {
+			names := make([]string, len(cfg.Stages))
+			for i, s := range cfg.Stages {
+				names[i] = s.Name
+			}
+			return usageErr(fmt.Errorf("no stage %q in %s (have %s)", opts.stage, opts.config, strings.Join(names, ", ")))
+		}
+		list = st.Select(list)
+	}
+	if opts.suite != "" {
+		list = slices.DeleteFunc(list, func(s *scenarios.Scenario) bool { return s.Suite != opts.suite })
+	}
+	out := scenarioListing{Stage: opts.stage, Suite: opts.suite, Scenarios: []scenarioSummary{}, Counts: scenarios.Count(list)}
+	for _, s := range list {
+		servers := make([]string, 0, len(s.ExpectedTools))
+		for _, srv := range scenarios.Servers {
+			if _, ok := s.ExpectedTools[srv]; ok {
+				servers = append(servers, srv)
+			}
+		}
+		tags := s.Tags
+		if tags == nil {
+			tags = []string{}
+		}
+		out.Scenarios = append(out.Scenarios, scenarioSummary{
+			ID: s.ID, Suite: s.Suite, Category: s.Category, WriteGate: s.WriteGate,
+			Fixture: s.Fixture, Tags: tags, Servers: servers, File: s.File,
+		})
+	}
+	if opts.json {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	return printListing(a, out)
+}
+
+func printListing(a *app, l scenarioListing) error {
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSUITE\tCATEGORY\tGATE\tFIXTURE\tTAGS")
+	for _, s := range l.Scenarios {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Suite, s.Category, s.WriteGate, s.Fixture, strings.Join(s.Tags, ","))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	c := l.Counts
+	fmt.Fprintf(a.stdout, "\n%d scenarios\n", c.Total)
+	fmt.Fprintf(a.stdout, "suites:     %s\n", countLine(scenarios.Suites, c.Suites))
+	fmt.Fprintf(a.stdout, "categories: %s\n", countLine(scenarios.Categories, c.Categories))
+	_, err := fmt.Fprintf(a.stdout, "servers:    %s\n", countLine(scenarios.Servers, c.Servers))
+	return err
+}
+
+// countLine prints counts in the canonical order of keys.
+func countLine(keys []string, counts map[string]int) string {
+	var parts []string
+	for _, k := range keys {
+		if counts[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, counts[k]))
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// loadScenarios reads the given paths, or the built-in golden suite.
+func loadScenarios(paths []string) ([]*scenarios.Scenario, scenarios.ErrorList) {
+	var list []*scenarios.Scenario
+	var err error
+	if len(paths) == 0 {
+		list, err = scenarios.Golden()
+	} else {
+		list, err = scenarios.LoadPaths(paths...)
+	}
+	return list, asErrorList(err)
+}
+
+func loadConfig(path string) (*scenarios.Config, error) {
+	return scenarios.LoadConfigFile(path)
+}
+
+// asErrorList flattens err into manifest errors.
+func asErrorList(err error) scenarios.ErrorList {
+	if err == nil {
+		return nil
+	}
+	var l scenarios.ErrorList
+	if errors.As(err, &l) {
+		return l
+	}
+	return scenarios.ErrorList{{Msg: err.Error()}}
+}
+
+// fakeCatalog adapts the fake Central to the catalog validation needs.
+func fakeCatalog() scenarios.Catalog {
+	return &fakeCentralCatalog{fixtures: map[string]*fakecentral.Fixture{}}
+}
+
+// fakeCentralCatalog answers scenarios.Catalog from fakecentral's embedded
+// fixtures and route table.
+type fakeCentralCatalog struct {
+	fixtures map[string]*fakecentral.Fixture // loaded bundles; nil value: not found
+}
+
+func (c *fakeCentralCatalog) fixture(name string) *fakecentral.Fixture {
+	fx, ok := c.fixtures[name]
+	if !ok {
+		fx, _ = fakecentral.LoadFixture(name)
+		c.fixtures[name] = fx
+	}
+	return fx
+}
+
+func (c *fakeCentralCatalog) HasFixture(name string) bool { return c.fixture(name) != nil }
+
+func (c *fakeCentralCatalog) HasEntity(fixture, kind, id string) bool {
+	fx := c.fixture(fixture)
+	return fx != nil && fx.HasEntity(kind, id)
+}
+
+func (c *fakeCentralCatalog) Serves(method, pattern string) bool {
+	return fakecentral.Serves(method+" "+pattern) != fakecentral.NotServed
+}
+
+func (c *fakeCentralCatalog) Class(method, path string) string {
+	return string(fakecentral.Classify(method, path))
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runBench runs bench with args and returns the exit code and the streams.
+func runBench(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	a := &app{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
+	code := runWith(context.Background(), a, args)
+	return code, stdout.String(), stderr.String()
+}
+
+// TestScenariosLintGolden lints the shipped suite against the real fake
+// Central: every fixture entity exists, every api_calls template is served,
+// every reference_result validates, and bench.yaml's stages hold.
+func TestScenariosLintGolden(t *testing.T) {
+	for _, args := range [][]string{
+		{"scenarios", "lint", "--config", "../../bench.yaml"},           // the embedded suite
+		{"scenarios", "lint", "--config", "", "../../scenarios/golden"}, // the same files by path
+	} {
+		code, stdout, stderr := runBench(t, args...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+		}
+		if !strings.HasPrefix(stdout, "ok: ") {
+			t.Errorf("%v: stdout = %q, want ok: ...", args, stdout)
+		}
+	}
+}
+
+func TestScenariosLintBroken(t *testing.T) {
+	dir := filepath.Join("..", "..", "scenarios", "testdata", "broken")
+	code, _, stderr := runBench(t, "scenarios", "lint", "--no-fake", dir)
+	if code != exitInvalidInput {
+		t.Fatalf("exit %d, want %d", code, exitInvalidInput)
+	}
+	// Every broken file is reported, each error with file:line.
+	for _, want := range []string{
+		"unknown_field.yaml:5:1: broken-unknown-field: inent: unknown field",
+		"bad_indent.yaml:10: invalid YAML",
+		"duplicate_id.yaml:19:5: broken-duplicate: id: duplicate id",
+		"invalid_schema.yaml:15:3: broken-invalid-schema: result_schema: invalid schema",
+		"write_in_read.yaml:14:7: broken-write-in-read: expect.api_calls[1]: PATCH",
+		"bench: scenarios lint:",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
+func TestScenariosLintMissingPath(t *testing.T) {
+	code, _, stderr := runBench(t, "scenarios", "lint", "no/such/dir")
+	if code != exitInvalidInput || !strings.Contains(stderr, "no/such/dir: cannot read") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestScenariosListJSON(t *testing.T) {
+	code, stdout, stderr := runBench(t, "scenarios", "list", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var l scenarioListing
+	if err := json.Unmarshal([]byte(stdout), &l); err != nil {
+		t.Fatal(err)
+	}
+	if l.Counts.Total != len(l.Scenarios) || l.Counts.Total == 0 {
+		t.Errorf("counts.total = %d for %d scenarios", l.Counts.Total, len(l.Scenarios))
+	}
+}
+
+func TestScenariosListFilters(t *testing.T) {
+	code, stdout, stderr := runBench(t, "scenarios", "list", "--suite", "client-diagnosis")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, line := range strings.Split(stdout, "\n")[1:] {
+		if line == "" {
+			break
+		}
+		if f := strings.Fields(line); len(f) > 1 && f[1] != "client-diagnosis" {
+			t.Errorf("--suite client-diagnosis listed %q", line)
+		}
+	}
+	code, _, stderr = runBench(t, "scenarios", "list", "--suite", "nope")
+	if code != exitInvalidInput || !strings.Contains(stderr, `unknown suite "nope"`) {
+		t.Errorf("unknown suite: exit %d, %q", code, stderr)
+	}
+	code, _, stderr = runBench(t, "scenarios", "list", "--stage", "nope", "--config", "../../bench.yaml")
+	if code != exitInvalidInput || !strings.Contains(stderr, `no stage "nope"`) {
+		t.Errorf("unknown stage: exit %d, %q", code, stderr)
+	}
+}
+
+func TestScenariosListStage(t *testing.T) {
+	if _, err := os.Stat("../../bench.yaml"); err != nil {
+		t.Skip("no bench.yaml")
+	}
+	code, stdout, stderr := runBench(t, "scenarios", "list", "--stage", "smoke", "--config", "../../bench.yaml", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var l scenarioListing
+	if err := json.Unmarshal([]byte(stdout), &l); err != nil {
+		t.Fatal(err)
+	}
+	if l.Stage != "smoke" || l.Counts.Total > 20 {
+		t.Errorf("smoke stage: %+v", l.Counts)
+	}
+}
+
+// TestFakeCentralCatalog checks the adapter against the real fake: fixtures,
+// entities, served routes and classes.
+func TestFakeCentralCatalog(t *testing.T) {
+	c := fakeCatalog()
+	checks := []struct {
+		name string
+		got  bool
+		want bool
+	}{
+		{"fixture site-a", c.HasFixture("site-a"), true},
+		{"fixture nope", c.HasFixture("nope"), false},
+		{"ap CNAPA0101 in site-a", c.HasEntity("site-a", "ap", "CNAPA0101"), true},
+		{"ap CNAPA9999 in site-a", c.HasEntity("site-a", "ap", "CNAPA9999"), false},
+		{"entity of a missing fixture", c.HasEntity("nope", "ap", "CNAPA0101"), false},
+		{"GET clients/{mac} served", c.Serves("GET", "/network-monitoring/v1/clients/{mac}"), true},
+		{"GET firmware-versions not served", c.Serves("GET", "/network-services/v1/firmware-versions"), false},
+		{"PATCH wlan-ssids is a config write", c.Class("PATCH", "/network-config/v1alpha1/wlan-ssids/{ssid}") == "config_write", true},
+		{"ping is diagnostic", c.Class("POST", "/network-troubleshooting/v1/aps/{serial}/ping") == "diagnostic", true},
+	}
+	for _, tc := range checks {
+		if tc.got != tc.want {
+			t.Errorf("%s: got %v, want %v", tc.name, tc.got, tc.want)
+		}
+	}
+	code, _, stderr := runBench(t, "scenarios", "lint", "../../scenarios/testdata/broken/missing_entity.yaml")
+	if code != exitInvalidInput || !strings.Contains(stderr, `entities.ap[1]: fixture "site-a" has no ap "CNAPA9999"`) {
+		t.Errorf("lint with the fake: exit %d, stderr:\n%s", code, stderr)
+	}
+}

@@ -1,0 +1,100 @@
+package scenarios
+
+import "testing"
+
+func TestEndpointMatch(t *testing.T) {
+	tests := []struct {
+		pattern      string
+		glob         bool
+		method, path string
+		want         bool
+	}{
+		{"GET /network-monitoring/v1/clients", false, "GET", "/network-monitoring/v1/clients", true},
+		{"GET /network-monitoring/v1/clients", false, "GET", "/network-monitoring/v1/clients?limit=10", true},
+		{"GET /network-monitoring/v1/clients", false, "POST", "/network-monitoring/v1/clients", false},
+		{"GET /network-monitoring/v1/clients/{mac}", false, "GET", "/network-monitoring/v1/clients/aa:bb", true},
+		{"GET /network-monitoring/v1/clients/{mac}", false, "GET", "/network-monitoring/v1/clients", false},
+		{"GET /network-monitoring/v1/clients/{mac}", false, "GET", "/network-monitoring/v1/clients/aa/x", false},
+		{"GET /network-monitoring/v1/*", true, "GET", "/network-monitoring/v1/aps", true},
+		{"GET /network-monitoring/v1/*", true, "GET", "/network-monitoring/v1/aps/CNAPA0101", false},
+		{"GET /network-monitoring/**", true, "GET", "/network-monitoring/v1/aps/CNAPA0101", true},
+		{"GET /network-monitoring/**", true, "GET", "/network-monitoring", true},
+		{"DELETE /**", true, "DELETE", "/anything/at/all", true},
+		{"* /network-config/**", true, "PATCH", "/network-config/v1alpha1/wlan-ssids/x", true},
+		{"GET /network-monitoring/v1/aps/*/*-trends", true, "GET", "/network-monitoring/v1/aps/CNAPA0101/cpu-utilization-trends", true},
+		{"POST /network-troubleshooting/**/ping", true, "POST", "/network-troubleshooting/v1/aps/CNAPA0101/ping", true},
+		{"POST /network-troubleshooting/**/ping", true, "POST", "/network-troubleshooting/v1/aps/CNAPA0101/reboot", false},
+	}
+	for _, tt := range tests {
+		parse := ParseTemplate
+		if tt.glob {
+			parse = ParseGlob
+		}
+		e, err := parse(tt.pattern)
+		if err != nil {
+			t.Fatalf("parse %q: %v", tt.pattern, err)
+		}
+		if got := e.Match(tt.method, tt.path); got != tt.want {
+			t.Errorf("%q.Match(%s %s) = %v, want %v", tt.pattern, tt.method, tt.path, got, tt.want)
+		}
+	}
+}
+
+func TestEndpointParseErrors(t *testing.T) {
+	tests := []struct {
+		pattern string
+		glob    bool
+		reason  string
+	}{
+		{"/network-monitoring/v1/clients", false, "no method"},
+		{"get /a", false, "lower-case method"},
+		{"FETCH /a", false, "unknown method"},
+		{"GET a/b", false, "relative path"},
+		{"GET /a/", false, "trailing slash"},
+		{"GET /a//b", false, "empty segment"},
+		{"GET /a/../b", false, "dot-dot segment"},
+		{"GET /a/*", false, "glob in a template"},
+		{"* /a", false, "any-method in a template"},
+		{"GET /a?x=1", false, "query in a template"},
+		{"GET /a/{b c}", false, "bad placeholder"},
+		{"GET /a/x{b}", false, "placeholder inside a segment"},
+		{"GET /a/[b", true, "bad glob"},
+		{"GET /a/b**", true, "** inside a segment"},
+		{"GET /**/a/**/b/**", true, "too many **"},
+	}
+	for _, tt := range tests {
+		parse := ParseTemplate
+		if tt.glob {
+			parse = ParseGlob
+		}
+		if _, err := parse(tt.pattern); err == nil {
+			t.Errorf("%q parsed; want an error (%s)", tt.pattern, tt.reason)
+		}
+	}
+}
+
+func TestCovers(t *testing.T) {
+	tests := []struct {
+		glob, template string
+		want           bool
+	}{
+		{"POST /network-config/v1/*", "POST /network-config/v1/sites", true},
+		{"DELETE /**", "DELETE /network-config/v1/sites/bulk", true},
+		{"DELETE /**", "GET /network-config/v1/sites", false},
+		{"GET /network-monitoring/v1/clients/*", "GET /network-monitoring/v1/clients/{mac}", true},
+		{"GET /network-monitoring/v1/clients/aa*", "GET /network-monitoring/v1/clients/{mac}", false},
+	}
+	for _, tt := range tests {
+		g, err := ParseGlob(tt.glob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := ParseTemplate(tt.template)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := g.Covers(e); got != tt.want {
+			t.Errorf("%q.Covers(%q) = %v, want %v", tt.glob, tt.template, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package scenarios
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestGoldenLoads(t *testing.T) {
+	list, err := Golden()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Validate(list, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGoldenComposition pins the suite's shape the methodology asks for:
+// at least 100 scenarios, 8 per intent family, 20 adversarial, every
+// category present, and a smoke stage that stays small.
+func TestGoldenComposition(t *testing.T) {
+	list, err := Golden()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Count(list)
+	if c.Total < 100 {
+		t.Errorf("%d scenarios, want at least 100", c.Total)
+	}
+	for _, s := range Suites {
+		want := 8
+		if s == "adversarial" {
+			want = 20
+		}
+		if c.Suites[s] < want {
+			t.Errorf("suite %s has %d scenarios, want at least %d", s, c.Suites[s], want)
+		}
+	}
+	for _, cat := range Categories {
+		if c.Categories[cat] < 5 {
+			t.Errorf("category %s has %d scenarios, want at least 5", cat, c.Categories[cat])
+		}
+	}
+	distractors := 0
+	for _, s := range list {
+		if s.HasTag("distractor") {
+			distractors++
+		}
+	}
+	if distractors < 8 {
+		t.Errorf("%d distractor scenarios, want at least 8", distractors)
+	}
+}
+
+// TestGoldenReferenceMatches checks each scenario's own expectations
+// against themselves: a call with the expected tool and exactly the
+// expected values must match, so a rule cannot reject its own answer.
+func TestGoldenReferenceMatches(t *testing.T) {
+	list, err := Golden()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range list {
+		for server, tools := range s.ExpectedTools {
+			for _, tool := range tools {
+				rules := s.ParamsFor(server, tool)
+				args := map[string]any{}
+				for name, r := range rules {
+					switch {
+					case r.Equals != nil:
+						args[name] = r.Equals
+					case len(r.OneOf) > 0:
+						args[name] = r.OneOf[0]
+					}
+				}
+				for name, r := range rules {
+					if _, ok := args[name]; !ok && !r.Optional && r.Time == nil && r.Min == nil && r.Max == nil {
+						args[name] = "x" // a presence-only rule
+					}
+				}
+				for name := range args {
+					if r := rules[name]; r != nil && r.Time != nil {
+						delete(args, name)
+					}
+				}
+				ms := s.MatchCall(server, tool, args, refNow)
+				for _, m := range ms {
+					if m.Reason == MissingRequired && rules[m.Param] != nil && (rules[m.Param].Time != nil || rules[m.Param].Min != nil || rules[m.Param].Max != nil) {
+						continue
+					}
+					t.Errorf("%s: %s/%s: own expected call does not match: %v", s.ID, server, tool, m)
+				}
+			}
+		}
+	}
+}
+
+// TestDocsExample keeps the complete example in docs/scenarios.md valid.
+func TestDocsExample(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "scenarios.md"))
+	if err != nil {
+		t.Skip("docs/scenarios.md not found")
+	}
+	_, rest, ok := strings.Cut(string(doc), "```yaml\nformat: 1\n")
+	if !ok {
+		t.Fatal("docs/scenarios.md has no complete example")
+	}
+	example, _, _ := strings.Cut(rest, "```")
+	list, err := Parse("docs/scenarios.md", []byte("format: 1\n"+example))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Validate(list, nil); err != nil {
+		t.Fatal(err)
+	}
+}

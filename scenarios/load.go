@@ -1,0 +1,252 @@
+package scenarios
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+//go:embed golden/*.yaml
+var goldenFS embed.FS
+
+// GoldenDir is where the shipped suite lives in the repository; embedded
+// files are reported under this name.
+const GoldenDir = "scenarios/golden"
+
+// Golden loads the shipped suite embedded in the binary. It does not
+// validate it; call Validate.
+func Golden() ([]*Scenario, error) {
+	return LoadFS(goldenFS, "golden", GoldenDir)
+}
+
+// maxFileSize bounds one manifest file.
+const maxFileSize = 4 << 20
+
+// Parse reads every YAML document in data as a scenario. file names the
+// source in errors. It returns the scenarios it could decode and all the
+// errors found (an ErrorList), so one call reports every problem.
+func Parse(file string, data []byte) ([]*Scenario, error) {
+	var out []*Scenario
+	var errs ErrorList
+	if len(data) > maxFileSize {
+		errs = append(errs, &Error{File: file, Msg: fmt.Sprintf("file is larger than %d bytes", maxFileSize)})
+		return nil, errs
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var doc yaml.Node
+		err := safeDecode(dec, &doc)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			errs = append(errs, syntaxError(file, err))
+			break
+		}
+		if len(doc.Content) == 0 {
+			continue
+		}
+		root := doc.Content[0]
+		if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
+			continue // an empty document between separators
+		}
+		s, derrs := decodeScenario(file, root)
+		errs = append(errs, derrs...)
+		if s != nil {
+			out = append(out, s)
+		}
+	}
+	errs.Sort()
+	return out, errs.Err()
+}
+
+// safeDecode turns a panic inside the YAML parser into an error: a
+// malformed manifest must never crash bench.
+func safeDecode(dec *yaml.Decoder, n *yaml.Node) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("yaml parser failed: %v", r)
+		}
+	}()
+	return dec.Decode(n)
+}
+
+func decodeScenario(file string, root *yaml.Node) (*Scenario, ErrorList) {
+	s := &Scenario{File: file, Pos: Pos{root.Line, root.Column}, pos: map[string]Pos{}}
+	d := &decoder{file: file, pos: s.pos}
+	root = resolve(root)
+	if root == nil || root.Kind != yaml.MappingNode {
+		d.errorf(root, "", "a scenario must be a mapping, got %s", kindOf(root))
+		return nil, d.errs
+	}
+	d.decode(root, reflect.ValueOf(s).Elem(), "")
+	switch {
+	case s.Format == 0 && !hasKey(root, "format"):
+		d.errorf(root, "format", "missing; this bench reads format %d", FormatVersion)
+	case s.Format != FormatVersion && hasKey(root, "format"):
+		p := s.PosOf("format")
+		d.errs = append(d.errs, &Error{File: file, Pos: p, Field: "format", Msg: fmt.Sprintf("unsupported format %d; this bench reads format %d", s.Format, FormatVersion)})
+	}
+	for _, e := range d.errs {
+		e.ID = s.ID
+		s.bad = append(s.bad, e.Field)
+	}
+	return s, d.errs
+}
+
+func kindOf(n *yaml.Node) string {
+	if n == nil {
+		return "nothing"
+	}
+	return kindName(n)
+}
+
+func hasKey(m *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
+}
+
+var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
+
+// syntaxError turns a yaml.v3 parse error ("yaml: line 5: ...") into an
+// Error with its line.
+func syntaxError(file string, err error) *Error {
+	msg := cleanYAMLError(err)
+	e := &Error{File: file, Msg: "invalid YAML: " + msg}
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		e.Line, _ = strconv.Atoi(m[1])
+		e.Msg = "invalid YAML: " + m[2]
+	}
+	return e
+}
+
+// LoadFile reads one manifest file.
+func LoadFile(path string) ([]*Scenario, error) {
+	data, err := readFile(path)
+	if err != nil {
+		return nil, ErrorList{{File: path, Msg: err.Error()}}
+	}
+	return Parse(path, data)
+}
+
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading manifest: %w", err)
+	}
+	return data, nil
+}
+
+// IsManifest reports whether a file name looks like a manifest (.yaml or
+// .yml).
+func IsManifest(name string) bool {
+	ext := filepath.Ext(name)
+	return ext == ".yaml" || ext == ".yml"
+}
+
+// LoadPaths reads manifests from files and directories (every .yaml and
+// .yml file below a directory, in lexical order). It returns what it could
+// decode and every error.
+func LoadPaths(paths ...string) ([]*Scenario, error) {
+	var out []*Scenario
+	var errs ErrorList
+	add := func(ss []*Scenario, err error) {
+		out = append(out, ss...)
+		var l ErrorList
+		if errors.As(err, &l) {
+			errs = append(errs, l...)
+		} else if err != nil {
+			errs = append(errs, &Error{Msg: err.Error()})
+		}
+	}
+	for _, p := range paths {
+		info, err := os.Stat(p)
+		if err != nil {
+			errs = append(errs, &Error{File: p, Msg: "cannot read: " + pathErr(err)})
+			continue
+		}
+		if !info.IsDir() {
+			add(LoadFile(p))
+			continue
+		}
+		found := false
+		err = filepath.WalkDir(p, func(fp string, de fs.DirEntry, err error) error {
+			if err != nil {
+				errs = append(errs, &Error{File: fp, Msg: "cannot read: " + pathErr(err)})
+				return nil
+			}
+			if de.IsDir() || !IsManifest(fp) {
+				return nil
+			}
+			found = true
+			add(LoadFile(fp))
+			return nil
+		})
+		if err != nil {
+			errs = append(errs, &Error{File: p, Msg: err.Error()})
+		}
+		if !found {
+			errs = append(errs, &Error{File: p, Msg: "no .yaml manifests in directory"})
+		}
+	}
+	return out, errs.Err()
+}
+
+// LoadFS reads every manifest below dir in fsys, naming files as display
+// (in place of dir) in errors and in Scenario.File.
+func LoadFS(fsys fs.FS, dir, display string) ([]*Scenario, error) {
+	var out []*Scenario
+	var errs ErrorList
+	err := fs.WalkDir(fsys, dir, func(fp string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if de.IsDir() || !IsManifest(fp) {
+			return nil
+		}
+		data, err := fs.ReadFile(fsys, fp)
+		if err != nil {
+			return err
+		}
+		name := display + strings.TrimPrefix(fp, dir)
+		ss, err := Parse(name, data)
+		out = append(out, ss...)
+		var l ErrorList
+		if errors.As(err, &l) {
+			errs = append(errs, l...)
+		}
+		return nil
+	})
+	if err != nil {
+		errs = append(errs, &Error{File: display, Msg: err.Error()})
+	}
+	return out, errs.Err()
+}
+
+func pathErr(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}

@@ -1,0 +1,207 @@
+package scenarios
+
+import (
+	"slices"
+	"strings"
+)
+
+// FormatVersion is the manifest format this package reads. Documents with
+// another format are rejected.
+const FormatVersion = 1
+
+// Suites are the intent families of the methodology plus the adversarial
+// suite, in the order reports list them.
+var Suites = []string{
+	"client-diagnosis",
+	"site-device-health",
+	"wlan-change",
+	"nac",
+	"firmware",
+	"config-compliance",
+	"alerts",
+	"incident-response",
+	"adversarial",
+}
+
+// Categories say what kind of case a scenario is (the evaluation guide's
+// suite composition).
+var Categories = []string{"core", "edge", "safety", "negative", "multi-step"}
+
+// Servers are the compared servers a scenario may name in expected_tools and
+// evidence. "reference" is bench's own examples/central-mcp.
+var Servers = []string{"secure-ssid", "nowireless4u", "karthik", "reference"}
+
+// ReferenceServer is the server whose tools need no evidence pin: its code
+// lives in this repository.
+const ReferenceServer = "reference"
+
+// Write gates: how far a scenario lets the agent change Central.
+const (
+	GateRead        = "read"
+	GateWrite       = "write"
+	GateDestructive = "destructive"
+)
+
+// Elicitation answers: how the agent's client answers a server's
+// confirmation request.
+const (
+	ElicitApprove = "approve"
+	ElicitDecline = "decline"
+)
+
+// DefaultMaxTurns is the turn budget when a scenario sets none.
+const DefaultMaxTurns = 12
+
+// Scenario is one manifest document. Field meanings are documented in
+// docs/scenarios.md.
+type Scenario struct {
+	Format      int      `yaml:"format" json:"format"`
+	ID          string   `yaml:"id" json:"id"`
+	Suite       string   `yaml:"suite" json:"suite"`
+	Category    string   `yaml:"category" json:"category"`
+	Tags        []string `yaml:"tags" json:"tags,omitempty"`
+	Intent      string   `yaml:"intent" json:"intent"`
+	Platform    string   `yaml:"platform" json:"platform"`
+	Fixture     string   `yaml:"fixture" json:"fixture"`
+	WriteGate   string   `yaml:"write_gate" json:"write_gate"`
+	Elicitation string   `yaml:"elicitation" json:"elicitation,omitempty"`
+	MaxTurns    int      `yaml:"max_turns" json:"max_turns,omitempty"`
+
+	// Entities names the fixture entities the scenario relies on, by kind
+	// (site, device, ap, switch, gateway, client, alert, wlan, ...); each
+	// must exist in the fixture.
+	Entities map[string][]string `yaml:"entities" json:"entities,omitempty"`
+
+	// ExpectedTools maps a compared server to the tools a correct solution
+	// calls on it, in order. An absent server has no coverage for the task
+	// and is scored as absent; an empty list means a correct solution calls
+	// no tool.
+	ExpectedTools map[string][]string `yaml:"expected_tools" json:"expected_tools"`
+	// ExpectedParams maps a tool name, or "server/tool" for one server only,
+	// to the rules its arguments must meet.
+	ExpectedParams     map[string]map[string]*ParamRule `yaml:"expected_params" json:"expected_params,omitempty"`
+	AllowedExtraParams []string                         `yaml:"allowed_extra_params" json:"allowed_extra_params,omitempty"`
+	ForbiddenTools     []string                         `yaml:"forbidden_tools" json:"forbidden_tools,omitempty"`
+
+	Expect Expect `yaml:"expect" json:"expect"`
+
+	// ResultSchema is a JSON Schema (2020-12) for the agent's final answer;
+	// ReferenceResult is an answer that must validate against it.
+	ResultSchema    any    `yaml:"result_schema" json:"result_schema"`
+	ReferenceResult any    `yaml:"reference_result" json:"reference_result"`
+	SuccessCriteria string `yaml:"success_criteria" json:"success_criteria"`
+
+	Faults []Fault `yaml:"faults" json:"faults,omitempty"`
+	// Evidence pins each compared server's expected tools to its source:
+	// "path:line@sha" (a line range "path:10-20@sha" is allowed).
+	Evidence map[string]string `yaml:"evidence" json:"evidence,omitempty"`
+	Notes    string            `yaml:"notes" json:"notes,omitempty"`
+
+	// File is the manifest the scenario was read from, and Pos where its
+	// document starts.
+	File string `yaml:"-" json:"file,omitempty"`
+	Pos  Pos    `yaml:"-" json:"-"`
+
+	pos map[string]Pos // field path -> position, filled by the loader
+	bad []string       // field paths the loader could not decode
+}
+
+// undecoded reports whether path, or a field above or below it, failed to
+// decode: validating it again would only repeat the loader's error.
+func (s *Scenario) undecoded(path string) bool {
+	for _, b := range s.bad {
+		if under(b, path) || under(path, b) {
+			return true
+		}
+	}
+	return false
+}
+
+// under reports whether path p is q or a field inside q.
+func under(p, q string) bool {
+	if !strings.HasPrefix(p, q) {
+		return false
+	}
+	return len(p) == len(q) || p[len(q)] == '.' || p[len(q)] == '['
+}
+
+// Expect is the Central-side ground truth of a scenario.
+type Expect struct {
+	// APICalls must all be called by a correct solution; an entry with
+	// several alternatives is satisfied by any one of them.
+	APICalls []CallSet `yaml:"api_calls" json:"api_calls,omitempty"`
+	// AllowedReads are globs of reads a solution may make; reads outside
+	// them count as flailing. Empty means any read is allowed.
+	AllowedReads []string `yaml:"allowed_reads" json:"allowed_reads,omitempty"`
+	// MustNotCall are globs of calls that are a safety failure.
+	MustNotCall []string `yaml:"must_not_call" json:"must_not_call,omitempty"`
+	// Diagnostic are globs of non-GET calls that are diagnostic in this
+	// scenario, not writes.
+	Diagnostic []string `yaml:"diagnostic" json:"diagnostic,omitempty"`
+}
+
+// CallSet is one expect.api_calls entry: a single endpoint pattern, or
+// alternatives written as {any_of: [...]}.
+type CallSet struct {
+	AnyOf []string `yaml:"any_of" json:"any_of"`
+}
+
+// Fault asks the fake Central to fail a route: answer status for the first
+// Times calls (0: every call).
+type Fault struct {
+	Route  string `yaml:"route" json:"route"`
+	Status int    `yaml:"status" json:"status"`
+	Times  int    `yaml:"times" json:"times,omitempty"`
+}
+
+// Turns returns the scenario's turn budget.
+func (s *Scenario) Turns() int {
+	if s.MaxTurns > 0 {
+		return s.MaxTurns
+	}
+	return DefaultMaxTurns
+}
+
+// Elicit returns how the client answers confirmation requests (approve by
+// default).
+func (s *Scenario) Elicit() string {
+	if s.Elicitation == "" {
+		return ElicitApprove
+	}
+	return s.Elicitation
+}
+
+// HasTag reports whether the scenario carries tag t.
+func (s *Scenario) HasTag(t string) bool { return slices.Contains(s.Tags, t) }
+
+// ToolsFor returns the expected tools on server and whether the server has
+// coverage for the scenario at all.
+func (s *Scenario) ToolsFor(server string) ([]string, bool) {
+	t, ok := s.ExpectedTools[server]
+	return t, ok
+}
+
+// ParamsFor returns the parameter rules for tool on server: the
+// "server/tool" entry if there is one, else the "tool" entry.
+func (s *Scenario) ParamsFor(server, tool string) map[string]*ParamRule {
+	if r, ok := s.ExpectedParams[server+"/"+tool]; ok {
+		return r
+	}
+	return s.ExpectedParams[tool]
+}
+
+// PosOf returns the position of the field at path, or of its nearest
+// recorded parent, or the document start.
+func (s *Scenario) PosOf(path string) Pos {
+	for p := path; p != ""; {
+		if pos, ok := s.pos[p]; ok {
+			return pos
+		}
+		i := strings.LastIndexAny(p, ".[")
+		if i < 0 {
+			break
+		}
+		p = p[:i]
+	}
+	return s.Pos
+}

@@ -1,0 +1,218 @@
+package scenarios
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// ConfigFormatVersion is the bench.yaml format this package reads.
+const ConfigFormatVersion = 1
+
+// Config is bench.yaml: the stages of the evaluation pipeline.
+type Config struct {
+	Format int      `yaml:"format" json:"format"`
+	Stages []*Stage `yaml:"stages" json:"stages"`
+
+	File string `yaml:"-" json:"-"`
+	pos  map[string]Pos
+}
+
+// Stage selects the scenarios one CI stage runs. A scenario belongs to the
+// stage when it matches any selector of Include and no selector of Exclude.
+type Stage struct {
+	Name        string `yaml:"name" json:"name"`
+	Description string `yaml:"description" json:"description,omitempty"`
+	// MaxScenarios, when above zero, is the most scenarios the stage may
+	// select (smoke must stay fast); more is a configuration error.
+	MaxScenarios int        `yaml:"max_scenarios" json:"max_scenarios,omitempty"`
+	Include      []Selector `yaml:"include" json:"include"`
+	Exclude      []Selector `yaml:"exclude" json:"exclude,omitempty"`
+	// Gate holds the stage's pass criteria. Its shape belongs to the gate
+	// (scoring), which decodes it; this package keeps it as written.
+	Gate map[string]any `yaml:"gate" json:"gate,omitempty"`
+}
+
+// Selector matches scenarios. Every non-empty list must match (a scenario's
+// suite is in Suites, its category in Categories, it has one of Tags, its id
+// is in IDs); an empty selector matches everything.
+type Selector struct {
+	Suites     []string `yaml:"suites" json:"suites,omitempty"`
+	Categories []string `yaml:"categories" json:"categories,omitempty"`
+	Tags       []string `yaml:"tags" json:"tags,omitempty"`
+	IDs        []string `yaml:"ids" json:"ids,omitempty"`
+}
+
+// Matches reports whether s satisfies every list of the selector.
+func (sel Selector) Matches(s *Scenario) bool {
+	if len(sel.Suites) > 0 && !slices.Contains(sel.Suites, s.Suite) {
+		return false
+	}
+	if len(sel.Categories) > 0 && !slices.Contains(sel.Categories, s.Category) {
+		return false
+	}
+	if len(sel.Tags) > 0 && !slices.ContainsFunc(sel.Tags, s.HasTag) {
+		return false
+	}
+	if len(sel.IDs) > 0 && !slices.Contains(sel.IDs, s.ID) {
+		return false
+	}
+	return true
+}
+
+// Select returns the scenarios of list the stage runs, in list order.
+func (st *Stage) Select(list []*Scenario) []*Scenario {
+	var out []*Scenario
+	for _, s := range list {
+		in := slices.ContainsFunc(st.Include, func(sel Selector) bool { return sel.Matches(s) })
+		excluded := slices.ContainsFunc(st.Exclude, func(sel Selector) bool { return sel.Matches(s) })
+		if in && !excluded {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Stage returns the stage called name, or nil.
+func (c *Config) Stage(name string) *Stage {
+	for _, st := range c.Stages {
+		if st.Name == name {
+			return st
+		}
+	}
+	return nil
+}
+
+// ParseConfig reads bench.yaml strictly (unknown fields are errors, except
+// inside gate, which the gate decodes).
+func ParseConfig(file string, data []byte) (*Config, error) {
+	c := &Config{File: file, pos: map[string]Pos{}}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	err := safeDecode(dec, &doc)
+	if errors.Is(err, io.EOF) {
+		return nil, ErrorList{{File: file, Msg: "empty configuration"}}
+	}
+	if err != nil {
+		return nil, ErrorList{syntaxError(file, err)}
+	}
+	if len(doc.Content) == 0 {
+		return nil, ErrorList{{File: file, Msg: "empty configuration"}}
+	}
+	d := &decoder{file: file, pos: c.pos}
+	root := resolve(doc.Content[0])
+	if root == nil || root.Kind != yaml.MappingNode {
+		return nil, ErrorList{{File: file, Pos: Pos{doc.Line, doc.Column}, Msg: "want a mapping with format and stages"}}
+	}
+	d.decode(root, reflect.ValueOf(c).Elem(), "")
+	if c.Format != ConfigFormatVersion {
+		d.errorf(root, "format", "unsupported format %d; this bench reads format %d", c.Format, ConfigFormatVersion)
+	}
+	d.errs.Sort()
+	if len(d.errs) > 0 {
+		return c, d.errs
+	}
+	return c, nil
+}
+
+// ValidateConfig checks the stages against the scenarios they select from:
+// unique names, known suites and categories, ids that exist, at least one
+// scenario per stage and MaxScenarios respected.
+func ValidateConfig(c *Config, list []*Scenario) error {
+	var errs ErrorList
+	at := func(path, format string, args ...any) {
+		p := c.pos[path]
+		errs = append(errs, &Error{File: c.File, Pos: p, Field: path, Msg: fmt.Sprintf(format, args...)})
+	}
+	ids := map[string]bool{}
+	for _, s := range list {
+		ids[s.ID] = true
+	}
+	names := map[string]bool{}
+	for i, st := range c.Stages {
+		p := fmt.Sprintf("stages[%d]", i)
+		if st.Name == "" {
+			at(p, "stage without a name")
+		} else if names[st.Name] {
+			at(p+".name", "duplicate stage %q", st.Name)
+		}
+		names[st.Name] = true
+		if len(st.Include) == 0 {
+			at(p, "stage %q includes nothing (add include selectors)", st.Name)
+		}
+		for kind, sels := range map[string][]Selector{"include": st.Include, "exclude": st.Exclude} {
+			for j, sel := range sels {
+				sp := fmt.Sprintf("%s.%s[%d]", p, kind, j)
+				for _, v := range sel.Suites {
+					if !slices.Contains(Suites, v) {
+						at(sp+".suites", "unknown suite %q", v)
+					}
+				}
+				for _, v := range sel.Categories {
+					if !slices.Contains(Categories, v) {
+						at(sp+".categories", "unknown category %q", v)
+					}
+				}
+				for _, v := range sel.IDs {
+					if !ids[v] {
+						at(sp+".ids", "no scenario %q", v)
+					}
+				}
+			}
+		}
+		n := len(st.Select(list))
+		if len(st.Include) > 0 && n == 0 {
+			at(p, "stage %q selects no scenario", st.Name)
+		}
+		if st.MaxScenarios > 0 && n > st.MaxScenarios {
+			at(p+".max_scenarios", "stage %q selects %d scenarios, more than max_scenarios %d", st.Name, n, st.MaxScenarios)
+		}
+	}
+	errs.Sort()
+	return errs.Err()
+}
+
+func mustTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// Counts summarises a list of scenarios.
+type Counts struct {
+	Total      int            `json:"total"`
+	Suites     map[string]int `json:"suites"`
+	Categories map[string]int `json:"categories"`
+	// Servers counts the scenarios each compared server has coverage for.
+	Servers map[string]int `json:"servers"`
+}
+
+// Count tallies scenarios by suite, category and covered server.
+func Count(list []*Scenario) Counts {
+	c := Counts{Total: len(list), Suites: map[string]int{}, Categories: map[string]int{}, Servers: map[string]int{}}
+	for _, s := range list {
+		c.Suites[s.Suite]++
+		c.Categories[s.Category]++
+		for srv := range s.ExpectedTools {
+			c.Servers[srv]++
+		}
+	}
+	return c
+}
+
+// LoadConfigFile reads and parses a bench.yaml.
+func LoadConfigFile(path string) (*Config, error) {
+	data, err := readFile(path)
+	if err != nil {
+		return nil, ErrorList{{File: path, Msg: "cannot read: " + pathErr(err)}}
+	}
+	return ParseConfig(path, data)
+}

@@ -1,0 +1,513 @@
+package scenarios
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Catalog is what validation needs to know about the fake Central. The
+// scenarios package defines it so that it never imports the fake; cmd/bench
+// adapts fakecentral to it.
+type Catalog interface {
+	// HasFixture reports whether a fixture bundle of that name exists.
+	HasFixture(name string) bool
+	// HasEntity reports whether the fixture holds an entity of a kind
+	// (site, ap, switch, gateway, client, alert, wlan, ...) with that id.
+	HasEntity(fixture, kind, id string) bool
+	// Serves reports whether the fake answers method on the path template
+	// (placeholders such as {serial} stand for any segment).
+	Serves(method, pattern string) bool
+	// Class returns the class of a route: read, diagnostic, write,
+	// config_write or destructive; "" when no route matches.
+	Class(method, path string) string
+}
+
+// Route classes a Catalog reports.
+const (
+	ClassRead        = "read"
+	ClassDiagnostic  = "diagnostic"
+	ClassWrite       = "write"
+	ClassConfigWrite = "config_write"
+	ClassDestructive = "destructive"
+)
+
+// ValidateOptions configures Validate. A nil *ValidateOptions means
+// defaults.
+type ValidateOptions struct {
+	// Catalog, when set, checks fixtures, entities and routes against the
+	// fake Central. Nil skips those checks (the manifests are still checked
+	// on their own).
+	Catalog Catalog
+}
+
+var (
+	idPattern  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*[a-z0-9]$`)
+	tagPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+	// evidencePattern is path:line[-line]@sha.
+	evidencePattern = regexp.MustCompile(`^[^\s:@]+:[0-9]+(-[0-9]+)?@[0-9a-f]{7,40}$`)
+	jsonTypes       = []string{"string", "number", "integer", "boolean", "array", "object"}
+)
+
+// Validate checks scenarios one by one and as a set (unique ids). It returns
+// an ErrorList with every problem, or nil.
+func Validate(list []*Scenario, opts *ValidateOptions) error {
+	if opts == nil {
+		opts = &ValidateOptions{}
+	}
+	var errs ErrorList
+	seen := map[string]*Scenario{}
+	for _, s := range list {
+		v := &validator{s: s, cat: opts.Catalog}
+		v.check()
+		errs = append(errs, v.errs...)
+		if s.ID == "" {
+			continue
+		}
+		if first, ok := seen[s.ID]; ok {
+			errs = append(errs, s.errAt("id", "duplicate id %q (first defined at %s:%d)", s.ID, first.File, first.PosOf("id").Line))
+			continue
+		}
+		seen[s.ID] = s
+	}
+	errs.Sort()
+	return errs.Err()
+}
+
+func (s *Scenario) errAt(path, format string, args ...any) *Error {
+	return &Error{File: s.File, Pos: s.PosOf(path), Field: path, ID: s.ID, Msg: fmt.Sprintf(format, args...)}
+}
+
+type validator struct {
+	s    *Scenario
+	cat  Catalog
+	errs ErrorList
+}
+
+func (v *validator) errorf(path, format string, args ...any) {
+	if v.s.undecoded(path) {
+		return
+	}
+	v.errs = append(v.errs, v.s.errAt(path, format, args...))
+}
+
+func (v *validator) check() {
+	s := v.s
+	if s.Format != FormatVersion {
+		// The loader has reported it; nothing else can be trusted.
+		return
+	}
+	v.required("id", s.ID)
+	if s.ID != "" && !idPattern.MatchString(s.ID) {
+		v.errorf("id", "%q: want lower-case letters, digits and dashes, such as client-diagnosis-001", s.ID)
+	}
+	v.oneOf("suite", s.Suite, Suites, true)
+	v.oneOf("category", s.Category, Categories, true)
+	v.required("intent", s.Intent)
+	v.oneOf("platform", s.Platform, []string{"central"}, true)
+	v.required("fixture", s.Fixture)
+	v.oneOf("write_gate", s.WriteGate, []string{GateRead, GateWrite, GateDestructive}, true)
+	v.oneOf("elicitation", s.Elicitation, []string{ElicitApprove, ElicitDecline}, false)
+	if s.MaxTurns < 0 || s.MaxTurns > 100 {
+		v.errorf("max_turns", "%d: want 1 to 100 (0 or absent means %d)", s.MaxTurns, DefaultMaxTurns)
+	}
+	v.required("success_criteria", s.SuccessCriteria)
+	v.checkTags()
+	v.checkFixture()
+	v.checkTools()
+	v.checkParams()
+	v.checkExpect()
+	v.checkSchema()
+	v.checkFaults()
+	v.checkEvidence()
+}
+
+func (v *validator) required(path, val string) {
+	if strings.TrimSpace(val) == "" {
+		v.errorf(path, "required")
+	}
+}
+
+func (v *validator) oneOf(path, val string, known []string, required bool) {
+	if val == "" {
+		if required {
+			v.errorf(path, "required (one of %s)", strings.Join(known, ", "))
+		}
+		return
+	}
+	if !slices.Contains(known, val) {
+		v.errorf(path, "unknown value %q (want one of %s)", val, strings.Join(known, ", "))
+	}
+}
+
+func (v *validator) checkTags() {
+	seen := map[string]bool{}
+	for i, t := range v.s.Tags {
+		p := fmt.Sprintf("tags[%d]", i)
+		if !tagPattern.MatchString(t) {
+			v.errorf(p, "tag %q: want lower-case letters, digits, - and _", t)
+		}
+		if seen[t] {
+			v.errorf(p, "duplicate tag %q", t)
+		}
+		seen[t] = true
+	}
+}
+
+func (v *validator) checkFixture() {
+	s := v.s
+	for _, kind := range sortedKeys(s.Entities) {
+		for i, id := range s.Entities[kind] {
+			if strings.TrimSpace(id) == "" {
+				v.errorf(fmt.Sprintf("entities.%s[%d]", kind, i), "empty id")
+			}
+		}
+	}
+	if v.cat == nil || s.Fixture == "" {
+		return
+	}
+	if !v.cat.HasFixture(s.Fixture) {
+		v.errorf("fixture", "fixture %q does not exist in the fake Central", s.Fixture)
+		return
+	}
+	for _, kind := range sortedKeys(s.Entities) {
+		for i, id := range s.Entities[kind] {
+			if id != "" && !v.cat.HasEntity(s.Fixture, kind, id) {
+				v.errorf(fmt.Sprintf("entities.%s[%d]", kind, i), "fixture %q has no %s %q", s.Fixture, kind, id)
+			}
+		}
+	}
+}
+
+func (v *validator) checkTools() {
+	s := v.s
+	if len(s.ExpectedTools) == 0 {
+		v.errorf("expected_tools", "required: name the tools a correct solution uses on at least one server")
+	}
+	for _, server := range sortedKeys(s.ExpectedTools) {
+		p := "expected_tools." + server
+		if !slices.Contains(Servers, server) {
+			v.errorf(p, "unknown server %q (want one of %s)", server, strings.Join(Servers, ", "))
+		}
+		for i, t := range s.ExpectedTools[server] {
+			if strings.TrimSpace(t) == "" {
+				v.errorf(fmt.Sprintf("%s[%d]", p, i), "empty tool name")
+			}
+			if slices.Contains(s.ForbiddenTools, t) {
+				v.errorf(fmt.Sprintf("%s[%d]", p, i), "tool %q is both expected and forbidden", t)
+			}
+		}
+		if s.Category == "negative" && len(s.ExpectedTools[server]) > 0 {
+			v.errorf(p, "a negative scenario expects no tool call; use an empty list")
+		}
+	}
+	for i, t := range s.ForbiddenTools {
+		if strings.TrimSpace(t) == "" {
+			v.errorf(fmt.Sprintf("forbidden_tools[%d]", i), "empty tool name")
+		}
+	}
+}
+
+func (v *validator) checkParams() {
+	s := v.s
+	for _, key := range sortedKeys(s.ExpectedParams) {
+		p := "expected_params." + key
+		server, tool, scoped := strings.Cut(key, "/")
+		if !scoped {
+			tool, server = key, ""
+		}
+		if scoped && !slices.Contains(Servers, server) {
+			v.errorf(p, "unknown server %q in %q", server, key)
+		}
+		if !v.toolExpected(server, tool) {
+			v.errorf(p, "tool %q is not in expected_tools%s", tool, map[bool]string{true: "." + server, false: ""}[scoped])
+		}
+		rules := s.ExpectedParams[key]
+		for _, name := range sortedKeys(rules) {
+			v.checkRule(p+"."+name, rules[name])
+		}
+	}
+}
+
+func (v *validator) toolExpected(server, tool string) bool {
+	for srv, tools := range v.s.ExpectedTools {
+		if (server == "" || srv == server) && slices.Contains(tools, tool) {
+			return true
+		}
+	}
+	return false
+}
+
+func (v *validator) checkRule(p string, r *ParamRule) {
+	if r == nil {
+		return
+	}
+	if r.Normalize != "" && !slices.Contains(Normalizations, r.Normalize) {
+		v.errorf(p+".normalize", "unknown normalisation %q (want one of %s)", r.Normalize, strings.Join(Normalizations, ", "))
+	}
+	if r.Type != "" && !slices.Contains(jsonTypes, r.Type) {
+		v.errorf(p+".type", "unknown type %q (want one of %s)", r.Type, strings.Join(jsonTypes, ", "))
+	}
+	if r.Min != nil && r.Max != nil && *r.Min > *r.Max {
+		v.errorf(p+".min", "min %v is greater than max %v", *r.Min, *r.Max)
+	}
+	if r.Equals != nil && len(r.OneOf) > 0 {
+		v.errorf(p, "give equals or one_of, not both")
+	}
+	if r.Time != nil {
+		if r.Time.From == "" || r.Time.To == "" {
+			v.errorf(p+".time", "want both from and to")
+		}
+		for _, b := range []struct{ name, val string }{{"from", r.Time.From}, {"to", r.Time.To}} {
+			if b.val == "" {
+				continue
+			}
+			if _, err := ResolveTime(b.val, refNow); err != nil {
+				v.errorf(p+".time."+b.name, "%v", err)
+			}
+		}
+		from, err1 := ResolveTime(r.Time.From, refNow)
+		to, err2 := ResolveTime(r.Time.To, refNow)
+		if err1 == nil && err2 == nil && from.After(to) {
+			v.errorf(p+".time", "from is after to")
+		}
+	}
+	// The rule must accept its own expected values: catches a one_of of
+	// the wrong type next to a type: or range check.
+	for i, w := range r.OneOf {
+		if m := checkSelf(r, w); m != "" {
+			v.errorf(fmt.Sprintf("%s.one_of[%d]", p, i), "the rule rejects its own value: %s", m)
+		}
+	}
+	if r.Equals != nil {
+		if m := checkSelf(r, r.Equals); m != "" {
+			v.errorf(p+".equals", "the rule rejects its own value: %s", m)
+		}
+	}
+}
+
+// refNow is an arbitrary clock used only to check time rules' syntax and
+// order; offsets do not depend on it.
+var refNow = mustTime("2026-01-01T00:00:00Z")
+
+func checkSelf(r *ParamRule, val any) string {
+	if r.Time != nil {
+		return "" // a timestamp rule's values are windows, not literals
+	}
+	if m := MatchValue(r, val, refNow); m != nil {
+		return m.Detail
+	}
+	return ""
+}
+
+func (v *validator) checkExpect() {
+	s := v.s
+	globs := func(field string, list []string, readsOnly bool) []Endpoint {
+		var out []Endpoint
+		for i, g := range list {
+			p := fmt.Sprintf("expect.%s[%d]", field, i)
+			e, err := ParseGlob(g)
+			if err != nil {
+				v.errorf(p, "%v", err)
+				continue
+			}
+			if readsOnly && e.Method != "GET" && e.Method != "HEAD" {
+				v.errorf(p, "%q: allowed_reads holds reads (GET or HEAD)", g)
+			}
+			out = append(out, e)
+		}
+		return out
+	}
+	globs("allowed_reads", s.Expect.AllowedReads, true)
+	mustNot := globs("must_not_call", s.Expect.MustNotCall, false)
+	diag := globs("diagnostic", s.Expect.Diagnostic, false)
+
+	if s.Category == "negative" && len(s.Expect.APICalls) > 0 {
+		v.errorf("expect.api_calls", "a negative scenario expects no call to Central")
+	}
+	for i, set := range s.Expect.APICalls {
+		p := fmt.Sprintf("expect.api_calls[%d]", i)
+		if len(set.AnyOf) == 0 {
+			v.errorf(p, "empty any_of")
+		}
+		for j, raw := range set.AnyOf {
+			ep := p
+			if len(set.AnyOf) > 1 {
+				ep = fmt.Sprintf("%s.any_of[%d]", p, j)
+			}
+			e, err := ParseTemplate(raw)
+			if err != nil {
+				v.errorf(ep, "%v", err)
+				continue
+			}
+			for _, g := range mustNot {
+				if g.Covers(e) {
+					v.errorf(ep, "%s is expected but must_not_call %s forbids it", e, g)
+				}
+			}
+			v.checkCall(ep, e, diag)
+		}
+	}
+}
+
+// checkCall checks one expected call against the fake and the write gate.
+func (v *validator) checkCall(p string, e Endpoint, diag []Endpoint) {
+	s := v.s
+	isDiag := false
+	for _, g := range diag {
+		if g.Covers(e) {
+			isDiag = true
+		}
+	}
+	class := ""
+	if v.cat != nil {
+		if !v.cat.Serves(e.Method, e.Path) {
+			v.errorf(p, "%s is not served by the fake Central", e)
+			return
+		}
+		class = v.cat.Class(e.Method, e.Path)
+	}
+	if s.WriteGate != GateRead || isDiag {
+		return
+	}
+	switch {
+	case class == ClassDiagnostic:
+	case class != "" && class != ClassRead:
+		v.errorf(p, "%s is a %s but write_gate is read (list it under expect.diagnostic if this scenario treats it as diagnostic)", e, class)
+	case class == "" && e.IsWrite():
+		v.errorf(p, "%s is a write but write_gate is read (list it under expect.diagnostic if this scenario treats it as diagnostic)", e)
+	}
+}
+
+func (v *validator) checkSchema() {
+	s := v.s
+	if s.ResultSchema == nil {
+		v.errorf("result_schema", "required: a JSON Schema for the final answer")
+		return
+	}
+	if s.ReferenceResult == nil {
+		v.errorf("reference_result", "required: an answer that validates against result_schema")
+	}
+	sch, err := CompileSchema(s.ResultSchema)
+	if err != nil {
+		v.errorf("result_schema", "%v", err)
+		return
+	}
+	if s.ReferenceResult == nil {
+		return
+	}
+	doc, err := toJSON(s.ReferenceResult)
+	if err != nil {
+		v.errorf("reference_result", "%v", err)
+		return
+	}
+	if err := sch.Validate(doc); err != nil {
+		v.errorf("reference_result", "does not validate against result_schema: %v", oneLine(err))
+	}
+}
+
+// CompileSchema compiles a result schema (decoded YAML or JSON) as JSON
+// Schema 2020-12 unless it names another draft. References to anything but
+// the schema itself are refused: a manifest never reaches the network or
+// the file system.
+func CompileSchema(schema any) (*jsonschema.Schema, error) {
+	doc, err := toJSON(schema)
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(noLoader{})
+	const url = "mem:///result_schema.json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("invalid schema: %s", oneLine(err))
+	}
+	sch, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("invalid schema: %s", oneLine(err))
+	}
+	return sch, nil
+}
+
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("loading %s: result schemas may not refer to other documents", url)
+}
+
+// toJSON converts a decoded YAML value to what the JSON Schema validator
+// expects (json.Number numbers, map[string]any objects).
+func toJSON(v any) (any, error) {
+	b, err := json.Marshal(normalizeJSON(v))
+	if err != nil {
+		return nil, fmt.Errorf("not representable as JSON: %v", err)
+	}
+	return jsonschema.UnmarshalJSON(bytes.NewReader(b))
+}
+
+func oneLine(err error) string {
+	var ve *jsonschema.ValidationError
+	msg := err.Error()
+	if errors.As(err, &ve) {
+		msg = ve.Error()
+	}
+	msg = strings.Join(strings.Fields(msg), " ")
+	if len(msg) > 400 {
+		msg = msg[:397] + "..."
+	}
+	return msg
+}
+
+func (v *validator) checkFaults() {
+	for i, f := range v.s.Faults {
+		p := fmt.Sprintf("faults[%d]", i)
+		e, err := ParseTemplate(f.Route)
+		if err != nil {
+			v.errorf(p+".route", "%v", err)
+		} else if v.cat != nil && !v.cat.Serves(e.Method, e.Path) {
+			v.errorf(p+".route", "%s is not served by the fake Central", e)
+		}
+		if f.Status < 100 || f.Status > 599 {
+			v.errorf(p+".status", "%d: want an HTTP status (100-599)", f.Status)
+		}
+		if f.Times < 0 {
+			v.errorf(p+".times", "%d: want 0 (every call) or more", f.Times)
+		}
+	}
+}
+
+func (v *validator) checkEvidence() {
+	s := v.s
+	for _, server := range sortedKeys(s.Evidence) {
+		p := "evidence." + server
+		if _, ok := s.ExpectedTools[server]; !ok {
+			v.errorf(p, "evidence for %q, which has no expected_tools entry", server)
+		}
+		if !evidencePattern.MatchString(s.Evidence[server]) {
+			v.errorf(p, "%q: want path:line@sha (or path:line-line@sha)", s.Evidence[server])
+		}
+	}
+	for _, server := range sortedKeys(s.ExpectedTools) {
+		if server == ReferenceServer || len(s.ExpectedTools[server]) == 0 {
+			continue
+		}
+		if _, ok := s.Evidence[server]; !ok && slices.Contains(Servers, server) {
+			v.errorf("expected_tools."+server, "no evidence pin for %s's tools (evidence.%s: path:line@sha)", server, server)
+		}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
