@@ -39,15 +39,12 @@ type VerifyReport struct {
 func (r *VerifyReport) OK() bool { return len(r.Problems) == 0 }
 
 // Verify re-hashes every blob, checks that every run loads and that every
-// ref resolves. It reports problems rather than stopping at the first.
+// ref resolves. It reports problems rather than stopping at the first, and
+// names each unreadable or altered blob once: a blob whose subtree holds a
+// bad blob is not reported again for it.
 func (s *Store) Verify(ctx context.Context) (*VerifyReport, error) {
 	rep := &VerifyReport{}
-	bad := map[ID]bool{}
-	// Every blob on its own: expand it (children included) and re-hash.
-	// A bounded memo keeps shared subtrees from being re-read endlessly.
-	e := &expander{node: s.node, memo: map[ID][]byte{}}
-	memoBytes := 0
-	var blobIDs []ID
+	var listed []ID
 	if err := s.scan(prefixBlob, func(k, _ []byte) error {
 		var id ID
 		if len(k) != len(prefixBlob)+len(id) {
@@ -55,53 +52,76 @@ func (s *Store) Verify(ctx context.Context) (*VerifyReport, error) {
 			return nil
 		}
 		copy(id[:], k[len(prefixBlob):])
-		blobIDs = append(blobIDs, id)
+		listed = append(listed, id)
 		return nil
 	}); err != nil {
 		if !errors.Is(err, ErrCorrupt) {
 			return nil, err
 		}
-		// Part of the blob index is unreadable: say so, and let the run
-		// checks below name the blobs that cannot be read.
+		// Part of the blob index is unreadable: say so; the walk from the
+		// runs below names the blobs that cannot be read.
 		rep.Problems = append(rep.Problems, Problem{ID: "store", Message: "listing blobs: " + err.Error()})
-	}
-	for _, id := range blobIDs {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		rep.Blobs++
-		b, err := e.expand(id, nil, 0)
-		if err != nil {
-			bad[id] = true
-			rep.Problems = append(rep.Problems, Problem{ID: id.String(), Message: err.Error()})
-			continue
-		}
-		memoBytes += len(b)
-		if memoBytes > 256<<20 {
-			e.memo, memoBytes = map[ID][]byte{}, 0
-		}
 	}
 	runs, err := s.Runs()
 	if err != nil {
 		return nil, err
 	}
-	listed := map[ID]bool{}
-	for _, id := range blobIDs {
-		listed[id] = true
+	// Walk the graph from every run and every listed blob, reading each
+	// node once: what cannot be read, or references what is missing, is
+	// named here.
+	bad := map[ID]bool{}
+	seen := map[ID]bool{}
+	queue := append(append([]ID(nil), runs...), listed...)
+	for len(queue) > 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		id := queue[0]
+		queue = queue[1:]
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		refs, _, err := s.node(id)
+		if err != nil {
+			bad[id] = true
+			rep.Problems = append(rep.Problems, Problem{ID: id.String(), Message: err.Error()})
+			continue
+		}
+		for _, r := range refs {
+			queue = append(queue, r.id)
+		}
+	}
+	rep.Blobs = len(listed)
+	// Re-hash every readable blob whose subtree is readable.
+	e := &expander{node: func(id ID) ([]nodeRef, []byte, error) {
+		if bad[id] {
+			return nil, nil, errAlreadyReported
+		}
+		return s.node(id)
+	}, memo: map[ID][]byte{}}
+	memoBytes := 0
+	for _, id := range listed {
+		if bad[id] {
+			continue
+		}
+		b, err := e.expand(id, nil, 0)
+		switch {
+		case errors.Is(err, errAlreadyReported):
+		case err != nil:
+			bad[id] = true
+			rep.Problems = append(rep.Problems, Problem{ID: id.String(), Message: err.Error()})
+		default:
+			memoBytes += len(b)
+			if memoBytes > 256<<20 {
+				e.memo, memoBytes = map[ID][]byte{}, 0
+			}
+		}
 	}
 	for _, id := range runs {
 		rep.Runs++
 		if _, err := s.runInfo(id); err != nil {
 			rep.Problems = append(rep.Problems, Problem{ID: id.String(), Message: err.Error()})
-			continue
-		}
-		if listed[id] {
-			continue // checked (and, if bad, reported) as a blob
-		}
-		// Load the run: when the blob index could not be listed whole, this
-		// names the blobs that cannot be read.
-		if _, err := (&expander{node: s.node, memo: map[ID][]byte{}}).expand(id, nil, 0); err != nil {
-			rep.Problems = append(rep.Problems, Problem{ID: id.String(), Message: "run does not load: " + err.Error()})
 		}
 	}
 	refs, err := s.Refs("")
@@ -117,6 +137,8 @@ func (s *Store) Verify(ctx context.Context) (*VerifyReport, error) {
 	sort.SliceStable(rep.Problems, func(i, j int) bool { return rep.Problems[i].String() < rep.Problems[j].String() })
 	return rep, nil
 }
+
+var errAlreadyReported = errors.New("depends on a blob already reported")
 
 // GCReport says what GC removed.
 type GCReport struct {

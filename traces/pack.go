@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/klauspost/compress/zstd"
@@ -305,6 +306,12 @@ func (p *pack) verify(node func(ID) ([]nodeRef, []byte, error), has func(ID) (bo
 	return nil
 }
 
+// packDecoder is shared: DecodeAll is safe for concurrent use, and one
+// decoder spares every import the decoder's start-up.
+var packDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
+	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxPackBytes))
+})
+
 type pack struct {
 	blobs     map[ID][]byte
 	blobOrder []ID
@@ -327,11 +334,10 @@ func readPack(r io.Reader) (*pack, error) {
 	}
 	// DecodeAll runs on this goroutine and stops at maxPackBytes, so a
 	// decompression bomb is refused rather than followed.
-	zr, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxPackBytes))
+	zr, err := packDecoder()
 	if err != nil {
 		return nil, err
 	}
-	defer zr.Close()
 	plain, err := zr.DecodeAll(compressed, nil)
 	if err != nil {
 		return nil, bad("decompressing: %v", err)
