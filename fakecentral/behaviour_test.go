@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -125,6 +127,11 @@ func TestErrorsAreCentralStyle(t *testing.T) {
 		{"limit above the maximum", "GET", "/network-notifications/v1/alerts?limit=500", 400, "limit"},
 		{"next not a number", "GET", "/network-monitoring/v1/clients?next=abc", 400, "next"},
 		{"missing required parameter", "GET", "/network-troubleshooting/v1/events?context-type=SITE", 400, "Missing required query parameter"},
+		// A parameter the definition marks required but gives a default is
+		// filled in, not refused (offset=0 on sites, limit=100 on config health).
+		{"required offset with a default", "GET", "/network-config/v1/sites", 200, ""},
+		{"required limit and offset with defaults", "GET", "/network-config/v1alpha1/config-health/devices", 200, ""},
+		{"required site-id without a default", "GET", "/network-monitoring/v1/unmanaged-device/aa:bb:cc:11:22:33", 400, "Missing required query parameter: site-id"},
 		{"unknown client", "GET", "/network-monitoring/v1/clients/00:11:22:33:44:55", 404, "Resource not found for the given input."},
 		{"malformed MAC", "GET", "/network-monitoring/v1/clients/not-a-mac", 400, "Invalid MAC"},
 		{"undocumented path", "GET", "/network-monitoring/v9/nothing", 404, "Resource not found"},
@@ -333,7 +340,7 @@ func TestJournalAttribution(t *testing.T) {
 }
 
 func TestDeterministicBytes(t *testing.T) {
-	targets := []string{"/network-monitoring/v1/clients?limit=50&next=2", "/network-monitoring/v1/sites-health", "/network-monitoring/v1/aps/CNANC0001/cpu-utilization-trends", "/network-monitoring/v1/radios"}
+	targets := []string{"/network-monitoring/v1/clients?limit=50&next=2", "/network-monitoring/v1/sites-health", "/network-monitoring/v1/aps/CNANC0001/cpu-utilization-trends", "/network-monitoring/v1/radios", "/network-monitoring/v1/swarms"}
 	var first [][]byte
 	for run := 0; run < 2; run++ {
 		c := New(&Options{Fixture: MustLoadFixture("campus")})
@@ -371,7 +378,7 @@ func TestFixtureAPI(t *testing.T) {
 	if _, err := LoadFixture("nope"); err == nil {
 		t.Error("LoadFixture(nope) succeeded")
 	}
-	if Serves("GET /network-monitoring/v1/clients/{mac}") != Modelled || Serves("GET /network-monitoring/v1/radios") != FromCatalog ||
+	if Serves("GET /network-monitoring/v1/clients/{mac}") != Modelled || Serves("GET /network-monitoring/v1/aps/{serial}/ports") != FromCatalog ||
 		Serves("POST /network-config/v1/*") == NotServed || Serves("GET /nothing/here") != NotServed {
 		t.Error("Serves gives wrong coverage")
 	}
@@ -421,7 +428,7 @@ func TestConcurrentReadsAndWrites(t *testing.T) {
 		{"PATCH", "/network-config/v1alpha1/wlan-ssids/Corp-Net", `{"vlan-id-range":["11"]}`},
 		{"POST", "/network-troubleshooting/v1/aps/CNAPA0101/ping", `{}`},
 		{"PATCH", "/network-monitoring/v1/devices/CNAPA0102", `{"notes":"x"}`},
-		{"GET", "/network-monitoring/v1/radios", ""},
+		{"GET", "/network-monitoring/v1/swarms", ""},
 	}
 	done := make(chan error)
 	for g := 0; g < 8; g++ {
@@ -447,5 +454,66 @@ func TestConcurrentReadsAndWrites(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+func TestDocumentedFilterFieldWithoutData(t *testing.T) {
+	c := New(nil)
+	code, _, b := do(t, c, "GET", "/network-monitoring/v1/clients?filter="+q("tunnelType in ('Port-based', 'Overlay') and clientConnectionType eq 'Wired'"), "")
+	if code != 200 || !bytes.Contains(b, []byte(`"total":0`)) {
+		t.Fatalf("documented field without data: %d %s", code, b)
+	}
+}
+
+func TestClassOverrides(t *testing.T) {
+	c := New(&Options{ClassOverrides: map[string]Class{
+		"POST /network-troubleshooting/*":                                                 ClassDiagnostic,
+		"POST /network-troubleshooting/v1/aps/{serial-number}/disconnectUserByMacAddress": ClassDiagnostic,
+	}})
+	do(t, c, "POST", "/network-troubleshooting/v1/aps/CNAPA0101/disconnectUserByMacAddress", `{"userMacAddress":"aa:bb:cc:00:00:01"}`)
+	if got := c.Journal()[0].Class; got != ClassDiagnostic {
+		t.Fatalf("class %s, want diagnostic (scenario override)", got)
+	}
+}
+
+func TestFixtureErrorsNameFileAndLine(t *testing.T) {
+	dir := t.TempDir()
+	bundle := "format: fakecentral.fixture/v1\nname: bad\nnow: \"2026-11-20T10:00:00Z\"\nsites:\n  - {id: \"1\", name: S}\ndevices:\n  - {serial: A1, name: a, type: ACCESS_POINT, site: \"1\"}\n  - {serial: A2, name: b, type: ROUTER, site: \"1\"}\n"
+	path := filepath.Join(dir, "fixture.yaml")
+	if err := os.WriteFile(path, []byte(bundle), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadFixture(dir)
+	if err == nil || !strings.Contains(err.Error(), path+":8: devices[1] A2: type \"ROUTER\"") {
+		t.Fatalf("error %v", err)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(bundle, "ROUTER", "SWITCH", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := LoadFixture(dir)
+	if err != nil || f.Name != "bad" || !f.HasEntity("switch", "A2") {
+		t.Fatalf("load from dir: %v", err)
+	}
+	if _, err := ParseFixture([]byte("format: other/v9\nname: x\n"), "x.yaml"); err == nil || !strings.Contains(err.Error(), "not supported") {
+		t.Fatalf("unknown format accepted: %v", err)
+	}
+	if _, err := ParseFixture([]byte(bundle+"colour: red\n"), "x.yaml"); err == nil || !strings.Contains(err.Error(), "colour") {
+		t.Fatalf("unknown field accepted: %v", err)
+	}
+}
+
+func TestJournalFileRoundTrip(t *testing.T) {
+	c := New(nil)
+	do(t, c, "GET", "/network-monitoring/v1/aps", "")
+	var buf bytes.Buffer
+	if err := WriteJournal(&buf, c.Header(), c.Journal()); err != nil {
+		t.Fatal(err)
+	}
+	h, entries, err := ReadJournal(bytes.NewReader(buf.Bytes()))
+	if err != nil || h.FixtureVersion != c.Fixture().Version() || len(entries) != 1 || entries[0].Route != "GET /network-monitoring/v1/aps" {
+		t.Fatalf("round trip: %v %+v %+v", err, h, entries)
+	}
+	if _, _, err := ReadJournal(strings.NewReader(`{"format":"fakecentral.journal/v9"}`)); err == nil {
+		t.Fatal("unknown journal format accepted")
 	}
 }

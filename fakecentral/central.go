@@ -1,6 +1,7 @@
 package fakecentral
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,17 +24,18 @@ type Central struct {
 	fx    *Fixture
 	token string
 
-	mu          sync.RWMutex // guards st
-	st          *state
-	jmu         sync.Mutex // guards the fields below
-	journal     []Entry
-	seq         int
-	toolCall    int
-	sawToolCall bool
-	start       time.Time
-	force401    int
-	faults      []faultState
-	dropped     int
+	mu           sync.RWMutex // guards st
+	st           *state
+	jmu          sync.Mutex // guards the fields below
+	journal      []Entry
+	seq          int
+	toolCall     int
+	sawToolCall  bool
+	start        time.Time
+	force401     int
+	faults       []faultState
+	overrideKeys []string // Options.ClassOverrides keys, sorted
+	dropped      int
 }
 
 // New returns a fake Central serving opts.Fixture (default site-a).
@@ -43,6 +46,10 @@ func New(opts *Options) *Central {
 	}
 	sum := sha256.Sum256([]byte("fakecentral-token|" + o.Fixture.Version()))
 	c := &Central{opts: o, fx: o.Fixture, token: "fc1." + hex.EncodeToString(sum[:20])}
+	for k := range o.ClassOverrides {
+		c.overrideKeys = append(c.overrideKeys, k)
+	}
+	sort.Strings(c.overrideKeys)
 	c.Reset()
 	return c
 }
@@ -155,27 +162,37 @@ type request struct {
 
 func (rq *request) param(name string) string { return rq.params[name] }
 
-// recorder captures status and size for the journal.
+// recorder holds the response until the request is journaled: a client
+// that has its answer must find the request in the journal (the recorder
+// attributes calls by reading the journal once a tool call returns).
 type recorder struct {
 	http.ResponseWriter
 	status int
 	bytes  int
+	buf    bytes.Buffer
 }
 
 func (w *recorder) WriteHeader(s int) {
 	if w.status == 0 {
 		w.status = s
 	}
-	w.ResponseWriter.WriteHeader(s)
 }
 
 func (w *recorder) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = 200
 	}
-	n, err := w.ResponseWriter.Write(b)
-	w.bytes += n
-	return n, err
+	w.bytes += len(b)
+	return w.buf.Write(b)
+}
+
+// flush sends the held response.
+func (w *recorder) flush() {
+	if w.status == 0 {
+		w.status = 200
+	}
+	w.ResponseWriter.WriteHeader(w.status)
+	w.ResponseWriter.Write(w.buf.Bytes())
 }
 
 // ServeHTTP implements http.Handler.
@@ -201,11 +218,16 @@ func (c *Central) serve(w http.ResponseWriter, r *http.Request, host string) {
 	dropped := c.dispatchSafe(rec, rq, &e)
 	e.Status = rec.status
 	e.ResponseBytes = rec.bytes
+	if c.opts.CaptureBodies {
+		e.RequestBody = body
+		e.ResponseBody = bytes.Clone(rec.buf.Bytes())
+	}
 	c.record(e)
 	if dropped {
 		// A dropped connection: net/http closes it without a response.
 		panic(http.ErrAbortHandler)
 	}
+	rec.flush()
 }
 
 // dispatchSafe runs dispatch, turning a drop fault into a flag and any other
@@ -261,7 +283,7 @@ func (c *Central) dispatch(w *recorder, rq *request, e *Entry) {
 	e.Class = Classify(rq.method, rq.path)
 	switch {
 	case rt != nil:
-		e.Route, e.Source = rt.method+" "+rt.pattern, string(Modelled)
+		e.Route, e.Source = rt.name, string(Modelled)
 		if rt.class != "" {
 			e.Class = rt.class
 		}
@@ -270,9 +292,11 @@ func (c *Central) dispatch(w *recorder, rq *request, e *Entry) {
 	default:
 		e.Source = string(NotServed)
 	}
-	for pat, cl := range c.opts.ClassOverrides {
+	// Overrides apply in sorted order so that, when several match, the
+	// outcome does not depend on map iteration.
+	for _, pat := range c.overrideKeys {
 		if ParsePattern(pat).Match(rq.method, rq.segs) {
-			e.Class = cl
+			e.Class = c.opts.ClassOverrides[pat]
 		}
 	}
 	// Auth comes first: Central checks the token before anything else.

@@ -201,7 +201,8 @@ func contractTargets(f *Fixture) []string {
 		m + "tenant-device-health", m + "tenant-client-health", m + "device-inventory", m + "devices", m + "aps",
 		m + "aps/" + ap, m + "aps/" + ap + "/wlans", m + "aps/" + ap + "/cpu-utilization-trends?" + win,
 		m + "aps/" + ap + "/memory-utilization-trends", m + "aps/" + ap + "/power-consumption-trends", m + "aps/" + ap + "/throughput-trends",
-		m + "switches", m + "switches/" + sw, m + "gateways", m + "gateways/" + gw, m + "gateways/" + gw + "/tunnels",
+		m + "switches", m + "switches/" + sw, m + "radios", m + "aps/" + ap + "/radios", m + "bssids",
+		m + "switches/" + sw + "/interfaces?limit=10&offset=0", m + "gateways", m + "gateways/" + gw, m + "gateways/" + gw + "/tunnels",
 		m + "gateways/" + gw + "/lan-tunnels-health-summary", m + "gateways/" + gw + "/wan-tunnels-health-summary",
 		m + "gateways/" + gw + "/cpu-utilization-trends", m + "clients", m + "clients?filter=" + q("status eq 'Failed'"),
 		m + "clients/" + mac, m + "wlans", m + "wlans/" + wlan, m + "wlans/" + wlan + "/throughput-trends?" + win,
@@ -212,6 +213,19 @@ func contractTargets(f *Fixture) []string {
 		"/network-config/v1alpha1/wlan-ssids/" + wlan, "/network-config/v1alpha1/auth-servers", "/network-config/v1alpha1/server-groups",
 		"/network-config/v1alpha1/cnac-mac-reg", "/network-config/v1alpha1/roles",
 		"/network-monitoring/v1/clients/00:00:00:00:00:01", "/network-monitoring/v1/clients?bogus=1",
+		m + "swarms", "/network-config/v1/sites",
+	}
+	for _, d := range f.Devices {
+		if d.Type == "ACCESS_POINT" && d.Cluster != "" {
+			out = append(out, m+"swarms/"+numericID("cluster", d.Cluster))
+			break
+		}
+	}
+	for _, d := range f.Devices {
+		if d.Type == "GATEWAY" && d.Cluster != "" {
+			out = append(out, m+"clusters/"+d.Cluster+"/members")
+			break
+		}
 	}
 	return out
 }
@@ -368,5 +382,55 @@ func TestContractConfigCollections(t *testing.T) {
 	t.Logf("config collections: %d validated, %d invalid", checked, failed)
 	if failed > 0 {
 		t.Errorf("%d config collection answers do not match:\n%s", failed, strings.Join(msgs, "\n"))
+	}
+}
+
+// TestContractWrites validates the answers of the modelled writes and async
+// operations (202 + poll) against their documented schemas.
+func TestContractWrites(t *testing.T) {
+	ss := loadSpecs(t)
+	c := New(nil)
+	steps := []struct{ method, target, body string }{
+		{"POST", "/network-troubleshooting/v1/aps/CNAPA0101/showCommands", `{"commands":["show ap bss-table"]}`},
+		{"GET", "LOCATION", ""},
+		{"POST", "/network-troubleshooting/v1/aps/CNAPA0101/aaa", `{"username":"u","password":"p","server":"corp-radius"}`},
+		{"GET", "LOCATION", ""},
+		{"POST", "/network-troubleshooting/v1/cx/CNSWA0002/ping", `{"destination":"10.20.0.1"}`},
+		{"POST", "/network-troubleshooting/v1/aps/CNAPA0102/reboot", `{}`},
+		{"POST", "/network-notifications/v1/alerts/clear", `{"keys":["ALRT-A-0004"]}`},
+		{"GET", "LOCATION", ""},
+		{"PATCH", "/network-monitoring/v1/devices/CNAPA0101", `{"notes":"x"}`},
+		{"POST", "/network-config/v1alpha1/config-health/devices-resync", `{"serials":["CNSWA0002"]}`},
+		{"POST", "/network-config/v1alpha1/wlan-ssids/Lab-Net", `{"opmode":"WPA3_SAE"}`},
+		{"POST", "/network-config/v1alpha1/wlan-ssids/Lab-Net", `{"opmode":"WPA3_SAE"}`},
+	}
+	loc := ""
+	for _, s := range steps {
+		target := s.target
+		if target == "LOCATION" {
+			target = loc
+		}
+		code, h, body := do(t, c, s.method, target, s.body)
+		if l := h.Get("Location"); l != "" {
+			loc = l
+		}
+		path := target
+		if i := strings.IndexByte(path, '?'); i >= 0 {
+			path = path[:i]
+		}
+		cr, _ := findCatalogRoute(s.method, splitPath(path))
+		if cr == nil {
+			t.Errorf("%s %s: undocumented", s.method, path)
+			continue
+		}
+		sch, err := ss.responseSchema(cr.Spec, s.method, cr.Path, code)
+		if err != nil {
+			t.Logf("%s %s answered %d: %v (no schema to check)", s.method, target, code, err)
+			continue
+		}
+		inst, _ := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+		if err := sch.Validate(inst); err != nil {
+			t.Errorf("%s %s (%d) does not match %s:\n%v", s.method, target, code, cr.Path, err)
+		}
 	}
 }

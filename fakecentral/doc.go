@@ -72,7 +72,8 @@
 //	LoadFixture(name or path) (*Fixture, error), FixtureNames(), ParseFixture(bytes, source)
 //	(*Fixture).Version(), Now(), HasEntity(kind, id), IDs(kind), Kinds(), Secrets()
 //	Classify(method, path) Class; Serves(pattern) Coverage; ParsePattern(s).Match(method, segs)
-//	ModelledRoutes(), CatalogRoutes(); ParseFilter(s) (Filter, error); WriteJournal(w, entries)
+//	ModelledRoutes(), CatalogRoutes(); ParseFilter(s) (Filter, error)
+//	(*Central).Header(); WriteJournal(w, header, entries); ReadJournal(r) // JSON lines, format fakecentral.journal/v1
 //	Intercepted(host) bool                  // host names the proxy terminates TLS for
 //
 // # Behaviour worth knowing
@@ -97,5 +98,12 @@
 //   - Everything the fake writes is derived from the fixture's fixed clock and
 //     seed: responses are identical byte for byte on every run. Only the
 //     journal's time offsets use Options.Now.
-//   - The handler is safe for concurrent use.
+//   - The handler is safe for concurrent use. The journal keeps at most
+//     Options.JournalLimit entries per run (default 50,000); JournalDropped
+//     counts the rest.
+//   - Documented routes nobody modelled answer from the catalog: a
+//     deterministic body valid against the route's response schema (empty
+//     lists, zero counts, "next": null). Catalog writes change nothing.
+//   - network-config objects live in one store per run; scope-id,
+//     object-type and view-type are accepted but not used to partition it.
 package fakecentral

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -33,6 +34,13 @@ func buildRoutes() []*route {
 	for _, m := range []string{"cpu-utilization", "memory-utilization", "power-consumption", "throughput"} {
 		add(both("GET", mon+"aps/{serial-number}/"+m+"-trends", trend("ACCESS_POINT", m)))
 	}
+	add(both("GET", mon+"radios", radios))
+	add(both("GET", mon+"aps/{serial-number}/radios", apRadios))
+	add(both("GET", mon+"bssids", bssids))
+	add(both("GET", mon+"swarms", swarms))
+	add(both("GET", mon+"swarms/{cluster-id}", swarmDetail))
+	add(both("GET", mon+"clusters/{cluster-name}/members", clusterMembers))
+	add(both("GET", mon+"switches/{serial-number}/interfaces", switchInterfaces))
 	add(both("GET", mon+"switches", cursorList("switches", 1000, 1000)))
 	add(both("GET", mon+"switches/{serial-number}", deviceDetail("switches", "SWITCH")))
 	add(both("GET", mon+"gateways", cursorList("gateways", 20, 1000)))
@@ -197,14 +205,14 @@ func apDetail(w http.ResponseWriter, rq *request, st *state) *apiError {
 	m["apStats"] = map[string]any{"clientCount": st.clientCount(d.Serial), "cpuUtilization": float64(d.CPU), "memoryUtilization": float64(d.Memory)}
 	m["modem"] = map[string]any{}
 	m["manufacturer"] = "Aruba"
-	radioStatus := "UP"
-	if d.Status == "OFFLINE" {
-		radioStatus = "DOWN"
+	var rads []any
+	for _, r := range st.radioItems(d) {
+		u, _ := strconv.Atoi(r["channelUtilization"].(string))
+		rads = append(rads, map[string]any{"band": r["band"], "macAddress": r["macAddress"], "radioNumber": r["radioNumber"],
+			"channel": r["channel"], "bandwidth": r["bandwidth"], "status": r["status"],
+			"radioStats": map[string]any{"channelUtilization": float64(u), "noiseFloor": -95}})
 	}
-	m["radios"] = []any{
-		map[string]any{"band": "2.4 GHz", "macAddress": bssidOf(d.MAC, 0), "radioNumber": 0, "channel": "6", "status": radioStatus, "radioStats": map[string]any{"channelUtilization": float64(20 + d.CPU/3), "noiseFloor": -95}},
-		map[string]any{"band": "5 GHz", "macAddress": bssidOf(d.MAC, 1), "radioNumber": 1, "channel": "36", "status": radioStatus, "radioStats": map[string]any{"channelUtilization": float64(15 + d.CPU), "noiseFloor": -92}},
-	}
+	m["radios"] = rads
 	m["ports"] = []any{map[string]any{"macAddress": d.MAC, "name": "eth0", "portIndex": "0", "portStatus": map[bool]string{true: "UP", false: "DOWN"}[d.Status == "ONLINE"], "status": map[bool]string{true: "UP", false: "DOWN"}[d.Status == "ONLINE"], "isUplink": true, "connector": "RJ45"}}
 	var ws []any
 	for _, wl := range st.wlansAt(d.Site) {

@@ -24,6 +24,10 @@ type Entry struct {
 	Boot          bool   `json:"boot,omitempty"`
 	Egress        bool   `json:"egress,omitempty"`
 	Fault         string `json:"fault,omitempty"` // injected fault or forced 401 applied
+	// RequestBody and ResponseBody are kept when Options.CaptureBodies is
+	// set (the recorder stores them in the trace); nil otherwise.
+	RequestBody  []byte `json:"request_body,omitempty"`
+	ResponseBody []byte `json:"response_body,omitempty"`
 }
 
 // String is the one-line log form.
@@ -50,14 +54,57 @@ func (e Entry) String() string {
 	return fmt.Sprintf("#%d %s %s%s%s -> %d %dB %s %s %s%s", e.Seq, e.Method, host, e.Path, q, e.Status, e.ResponseBytes, e.Class, e.Source, tc, extra)
 }
 
-// WriteJournal writes entries as JSON lines.
-func WriteJournal(w io.Writer, entries []Entry) error {
+// JournalFormat names the journal file format; ReadJournal rejects others.
+const JournalFormat = "fakecentral.journal/v1"
+
+// JournalHeader is the first line of a journal file.
+type JournalHeader struct {
+	Format         string `json:"format"`
+	Fixture        string `json:"fixture"`
+	FixtureVersion string `json:"fixture_version"`
+	Dropped        int    `json:"dropped,omitempty"` // requests beyond Options.JournalLimit
+}
+
+// Header describes the current run's journal.
+func (c *Central) Header() JournalHeader {
+	return JournalHeader{Format: JournalFormat, Fixture: c.fx.Name, FixtureVersion: c.fx.Version(), Dropped: c.JournalDropped()}
+}
+
+// WriteJournal writes a header line, then one JSON line per entry.
+func WriteJournal(w io.Writer, h JournalHeader, entries []Entry) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
+	if h.Format == "" {
+		h.Format = JournalFormat
+	}
+	if err := enc.Encode(h); err != nil {
+		return fmt.Errorf("write journal: %w", err)
+	}
 	for _, e := range entries {
 		if err := enc.Encode(e); err != nil {
 			return fmt.Errorf("write journal: %w", err)
 		}
 	}
 	return nil
+}
+
+// ReadJournal reads what WriteJournal wrote.
+func ReadJournal(r io.Reader) (JournalHeader, []Entry, error) {
+	dec := json.NewDecoder(r)
+	var h JournalHeader
+	if err := dec.Decode(&h); err != nil {
+		return h, nil, fmt.Errorf("read journal header: %w", err)
+	}
+	if h.Format != JournalFormat {
+		return h, nil, fmt.Errorf("read journal: format %q is not supported (want %q)", h.Format, JournalFormat)
+	}
+	var out []Entry
+	for dec.More() {
+		var e Entry
+		if err := dec.Decode(&e); err != nil {
+			return h, nil, fmt.Errorf("read journal entry %d: %w", len(out)+1, err)
+		}
+		out = append(out, e)
+	}
+	return h, out, nil
 }

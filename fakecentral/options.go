@@ -46,8 +46,12 @@ type Options struct {
 	Now func() time.Time
 
 	// JournalLimit caps the journal of one run; requests beyond it are
-	// counted (JournalDropped) but not kept. Default 200,000.
+	// counted (JournalDropped) but not kept. Default 50,000 (a scenario run
+	// makes hundreds; the cap bounds memory under load tests).
 	JournalLimit int
+	// CaptureBodies keeps each request's and response's body in its journal
+	// entry, for the recorder's traces. Off by default (memory under load).
+	CaptureBodies bool
 
 	// Log, if set, receives one line per request. Default nil (silent).
 	Log io.Writer
@@ -84,7 +88,7 @@ func (o *Options) withDefaults() Options {
 		out.TokenTTL = 7199 * time.Second
 	}
 	if out.JournalLimit <= 0 {
-		out.JournalLimit = 200_000
+		out.JournalLimit = 50_000
 	}
 	if out.Now == nil {
 		out.Now = time.Now

@@ -2,6 +2,7 @@ package fakecentral
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"sort"
@@ -23,6 +24,8 @@ type route struct {
 	class   Class // overrides Classify when set
 	handle  handler
 	extra   []string // query parameters accepted beyond the documented ones
+
+	name string // "METHOD /pattern", for the journal
 
 	once     sync.Once
 	declared []string
@@ -68,6 +71,7 @@ func modelledRoutes() []*route {
 		routeIndex = map[string][]*route{}
 		for _, r := range buildRoutes() {
 			r.segs = splitPath(r.pattern)
+			r.name = r.method + " " + r.pattern
 			routeTable = append(routeTable, r)
 			k := r.method + " " + strconv.Itoa(len(r.segs))
 			routeIndex[k] = append(routeIndex[k], r)
@@ -193,7 +197,7 @@ func (rq *request) serveList(w http.ResponseWriter, st *state, ls listSpec) *api
 	}
 	if len(items) > 0 {
 		for _, fld := range f.Fields() {
-			if _, ok := items[0].get(fld); !ok && !fieldKnown(items, fld) {
+			if _, ok := items[0].get(fld); !ok && !fieldKnown(items, fld) && !documentedField(rq, fld) {
 				return badRequest("Invalid filter field: %s", fld)
 			}
 		}
@@ -334,6 +338,39 @@ func (rq *request) writePage(w http.ResponseWriter, ls listSpec, sel []*item) *a
 }
 
 var pagePool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// itemFields caches, per documented route, the property names of its list
+// items: a documented field is a valid filter field even when no entity of
+// the fixture carries it (it then matches nothing).
+var itemFields sync.Map // *catalogRoute -> map[string]bool
+
+func documentedField(rq *request, field string) bool {
+	cr, _ := findCatalogRoute(rq.method, rq.segs)
+	if cr == nil {
+		return false
+	}
+	if v, ok := itemFields.Load(cr); ok {
+		return v.(map[string]bool)[field]
+	}
+	names := map[string]bool{}
+	var s map[string]any
+	if json.Unmarshal(cr.Schema, &s) == nil {
+		g := &sampler{ci: loadCatalog()}
+		props, _, _ := g.flatten(s, 0)
+		for _, k := range []string{"items", "events"} {
+			if p, ok := props[k].(map[string]any); ok {
+				if im, ok := g.arrayItems(p); ok {
+					ip, _, _ := g.flatten(im, 0)
+					for n := range ip {
+						names[n] = true
+					}
+				}
+			}
+		}
+	}
+	itemFields.Store(cr, names)
+	return names[field]
+}
 
 func fieldKnown(items []item, field string) bool {
 	for i := range items {

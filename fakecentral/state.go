@@ -433,6 +433,8 @@ func (st *state) eventItem(e *Event) map[string]any {
 	if d, ok := st.dev[e.Serial]; ok {
 		m["deviceMacAddress"] = d.MAC
 		m["sourceName"] = d.Name
+	} else {
+		m["sourceName"] = st.site(e.Site).Name
 	}
 	if e.ClientMAC != "" && (e.SourceType == "Wireless Client" || e.SourceType == "Wired Client") {
 		m["sourceName"] = e.ClientMAC
@@ -634,12 +636,22 @@ func (st *state) rebuild() {
 		switch d.Type {
 		case "ACCESS_POINT":
 			add("aps", d.Serial, st.apItem(d), h)
+			for _, r := range st.radioItems(d) {
+				add("radios", r["id"].(string), r, nil)
+			}
+			for _, b := range st.bssidItems(d) {
+				add("bssids", b["id"].(string), b, nil)
+			}
 		case "SWITCH":
 			add("switches", d.Serial, st.switchItem(d), h)
 		case "GATEWAY":
 			add("gateways", d.Serial, st.gatewayItem(d), h)
 		}
 		add("config-health", d.Serial, st.configHealthItem(d), map[string]string{"serialNumber": d.Serial})
+	}
+	for _, sw := range st.swarmItems() {
+		delete(sw, "membersCount") // the detail's alone
+		add("swarms", sw["clusterId"].(string), sw, nil)
 	}
 	for _, c := range st.clients {
 		d := st.dev[c.Device]

@@ -38,7 +38,7 @@ func (f *Fixture) expand() {
 			code = fmt.Sprintf("S%d", si)
 		}
 		base := 10 + si
-		var aps, sws []string
+		var aps, sws, gws []string
 		for i := 1; i <= ss.APs; i++ {
 			d := Device{
 				Serial: fmt.Sprintf("CNA%s%04d", code, i), Name: fmt.Sprintf("AP-%s-%03d", code, i),
@@ -70,6 +70,7 @@ func (f *Fixture) expand() {
 			sws = append(sws, d.Serial)
 		}
 		for i := 1; i <= ss.Gateways; i++ {
+			gws = append(gws, fmt.Sprintf("CNG%s%02d", code, i))
 			f.Devices = append(f.Devices, Device{
 				Serial: fmt.Sprintf("CNG%s%02d", code, i), Name: fmt.Sprintf("GW-%s-%02d", code, i),
 				Type: "GATEWAY", Model: "9240", PartNumber: "R8T52A",
@@ -142,6 +143,10 @@ func (f *Fixture) expand() {
 			case "Switch":
 				if len(sws) > 0 {
 					serial = sws[k%len(sws)]
+				}
+			case "Gateway":
+				if len(gws) > 0 {
+					serial = gws[k%len(gws)]
 				}
 			}
 			sev := "neutral"

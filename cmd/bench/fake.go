@@ -133,7 +133,7 @@ func runFakeServe(ctx context.Context, a *app, opts fakeServeOptions) error {
 	fmt.Fprintf(w, "\n# serving until interrupted (Ctrl-C)\n")
 	<-ctx.Done()
 	if opts.journal != "" {
-		if err := writeJournalFile(opts.journal, s.Journal()); err != nil {
+		if err := writeJournalFile(opts.journal, s.Header(), s.Journal()); err != nil {
 			return setupErr(fmt.Errorf("fake serve: %w", err))
 		}
 		fmt.Fprintf(a.stderr, "journal: %d requests written to %s\n", len(s.Journal()), opts.journal)
@@ -141,12 +141,12 @@ func runFakeServe(ctx context.Context, a *app, opts fakeServeOptions) error {
 	return nil
 }
 
-func writeJournalFile(path string, entries []fakecentral.Entry) error {
+func writeJournalFile(path string, h fakecentral.JournalHeader, entries []fakecentral.Entry) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("write journal: %w", err)
 	}
-	if err := fakecentral.WriteJournal(f, entries); err != nil {
+	if err := fakecentral.WriteJournal(f, h, entries); err != nil {
 		f.Close()
 		return err
 	}

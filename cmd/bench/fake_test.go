@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net/http"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mcpbench/bench/fakecentral"
 )
 
 // lineWriter collects output and signals each complete line.
@@ -52,7 +53,9 @@ func TestFakeServe(t *testing.T) {
 	a := &app{stdin: strings.NewReader(""), stdout: stdout, stderr: stderr, getenv: func(string) string { return "" }}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
-	go func() { done <- runWith(ctx, a, []string{"fake", "serve", "--fixture", "incident", "--journal", journal}) }()
+	go func() {
+		done <- runWith(ctx, a, []string{"fake", "serve", "--fixture", "incident", "--journal", journal})
+	}()
 
 	vals := map[string]string{}
 	for line := range stdout.lines {
@@ -102,14 +105,12 @@ func TestFakeServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	n := 0
-	for sc := bufio.NewScanner(f); sc.Scan(); n++ {
-		if !strings.HasPrefix(sc.Text(), `{"seq":`) {
-			t.Errorf("journal line %q", sc.Text())
-		}
+	h, entries, err := fakecentral.ReadJournal(f)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if n != 2 {
-		t.Errorf("journal has %d lines, want 2", n)
+	if h.Fixture != "incident" || len(entries) != 2 || entries[1].Path != "/network-monitoring/v1/aps" {
+		t.Errorf("journal header %+v, %d entries", h, len(entries))
 	}
 	if _, err := os.Stat(vals["CA_FILE"]); !os.IsNotExist(err) {
 		t.Errorf("CA file %s not removed on exit", vals["CA_FILE"])

@@ -129,7 +129,7 @@ func addSpec(cat *Catalog, file, spec string) error {
 				}
 				seen[name] = true
 				r.Query = append(r.Query, name)
-				if req, _ := p["required"].(bool); req {
+				if req, _ := p["required"].(bool); req && !hasDefault(&d, p["schema"]) {
 					r.Req = append(r.Req, name)
 				}
 			}
@@ -213,6 +213,30 @@ func resolveParam(d *doc, p map[string]any) map[string]any {
 		p = q
 	}
 	return p
+}
+
+// hasDefault reports whether a parameter's schema (or the component schema
+// it refers to) declares a default. A query parameter marked required but
+// given a default (offset on GET /network-config/v1/sites, limit on
+// GET /network-troubleshooting/v1/events, ...) is one Central fills in when
+// it is absent, so the fake does not answer 400 for it: clients tested
+// against live tenants call such routes without it.
+func hasDefault(d *doc, s any) bool {
+	for i := 0; i < 5; i++ {
+		m, ok := s.(map[string]any)
+		if !ok {
+			return false
+		}
+		if _, ok := m["default"]; ok {
+			return true
+		}
+		ref, ok := m["$ref"].(string)
+		if !ok {
+			return false
+		}
+		s = d.Components.Schemas[ref[strings.LastIndex(ref, "/")+1:]]
+	}
+	return false
 }
 
 func resolveResponse(d *doc, r map[string]any) map[string]any {
