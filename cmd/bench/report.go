@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpbench/bench/scoring"
+	"github.com/mcpbench/bench/traces"
+)
+
+func init() { extraCommands = append(extraCommands, newReportCmd) }
+
+type reportOptions struct {
+	release   string
+	from      []string
+	outDir    string
+	format    string
+	scenarios []string
+	seed      uint64
+	k         int
+}
+
+func newReportCmd(a *app) *cobra.Command {
+	opts := &reportOptions{}
+	cmd := &cobra.Command{
+		Use:   "report [--release VERSION] [--from REF-PREFIX...]",
+		Short: "Score stored runs: the scoreboard, or the results page of a release",
+		Long: `Report scores the stored runs under the --from ref prefixes (default: every
+ref) and prints the scoreboard: per server and suite, task success, tool
+selection, parameter accuracy, tokens and latency (mean and p95), excess API
+calls and safety failures; per scenario, median [IQR] over its runs. Servers
+without a tool for a scenario are shown as absent.
+
+With --release VERSION it writes the results page instead:
+<out-dir>/benchmark-results-<VERSION>.md (methodology version, servers with
+repository and SHA, models with sampling parameters and seeds, fixture
+versions, harness version, the scoreboard per suite), an SVG chart beside it
+and the same data as JSON. The page holds no date and no path: re-running at
+the same SHAs and store reproduces it byte for byte.`,
+		Example: `  bench report --from golden/
+  bench report --release 1.2.0 --from golden/ --out-dir docs`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runReport(cmd.Context(), a, opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.release, "release", "", "write the results page of release VERSION")
+	cmd.Flags().StringSliceVar(&opts.from, "from", nil, "ref prefixes of the runs to score (repeatable; default: all)")
+	cmd.Flags().StringVar(&opts.outDir, "out-dir", "docs", "directory of the results page (with --release)")
+	cmd.Flags().StringVar(&opts.format, "format", "text", "output format without --release: text, json, md or junit")
+	cmd.Flags().StringSliceVar(&opts.scenarios, "scenarios", nil, "scenario manifests (files or directories; default: the built-in golden suite)")
+	cmd.Flags().Uint64Var(&opts.seed, "seed", 1, "bootstrap seed")
+	cmd.Flags().IntVar(&opts.k, "k", scoring.DefaultK, "k of pass@k and pass^k")
+	return cmd
+}
+
+var releasePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`)
+
+func runReport(_ context.Context, a *app, opts *reportOptions) error {
+	if opts.release != "" && !releasePattern.MatchString(opts.release) {
+		return usageErr(fmt.Errorf("--release %q: want a version such as 1.2.0", opts.release))
+	}
+	switch opts.format {
+	case "text", "json", "md", "junit":
+	default:
+		return usageErr(fmt.Errorf("--format %q: want text, json, md or junit", opts.format))
+	}
+	s, err := openStore(a)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	prefixes := opts.from
+	if len(prefixes) == 0 {
+		prefixes = []string{""}
+	}
+	var refs []traces.Ref
+	for _, p := range prefixes {
+		rs, err := s.Refs(p)
+		if err != nil {
+			return err
+		}
+		refs = append(refs, rs...)
+	}
+	slices.SortFunc(refs, func(x, y traces.Ref) int {
+		switch {
+		case x.Name < y.Name:
+			return -1
+		case x.Name > y.Name:
+			return 1
+		}
+		return 0
+	})
+	refs = slices.CompactFunc(refs, func(x, y traces.Ref) bool { return x.Name == y.Name })
+	if len(refs) == 0 {
+		return usageErr(fmt.Errorf("no runs under %q in %s", prefixes, s.Dir()))
+	}
+	scorer, err := newRunScorer(opts.scenarios)
+	if err != nil {
+		return err
+	}
+	var metrics []*scoring.RunMetrics
+	var runs []*traces.Run
+	for _, r := range refs {
+		run, err := s.GetRun(r.Run)
+		if err != nil {
+			return err
+		}
+		m, err := scorer.score(run)
+		if err != nil {
+			return err
+		}
+		m.Ref = r.Name
+		metrics = append(metrics, m)
+		runs = append(runs, run)
+	}
+	meta := scoring.MetaFromRuns(runs)
+	if len(metrics) > 0 {
+		meta.Tokenizer = metrics[0].Tokenizer
+	}
+	title := "scoreboard"
+	if opts.release != "" {
+		title = "release " + opts.release
+	}
+	rep := scoring.BuildReport(&scoring.ReportInput{
+		Title: title, Current: metrics, NoVerdict: true, Meta: meta,
+		Aggregate: &scoring.AggregateOptions{K: opts.k},
+		Compare:   &scoring.CompareOptions{Seed: opts.seed},
+	})
+	if opts.release == "" {
+		switch opts.format {
+		case "json":
+			return scoring.WriteJSON(a.stdout, rep)
+		case "md":
+			return scoring.WriteMarkdown(a.stdout, rep)
+		case "junit":
+			return scoring.WriteJUnit(a.stdout, rep)
+		}
+		return scoring.WriteText(a.stdout, rep)
+	}
+	return writeRelease(a, opts, rep)
+}
+
+// writeRelease writes the page, its chart and its JSON. Each file is
+// rendered in memory first, so a failure leaves no half-written page.
+func writeRelease(a *app, opts *reportOptions, rep *scoring.Report) error {
+	base := "benchmark-results-" + opts.release
+	svgName, jsonName := base+".svg", base+".json"
+	var page, svg, js bytes.Buffer
+	if err := scoring.WriteResultsPage(&page, rep, opts.release, svgName, jsonName); err != nil {
+		return err
+	}
+	if err := scoring.WriteSVG(&svg, rep); err != nil {
+		return err
+	}
+	if err := scoring.WriteJSON(&js, rep); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(opts.outDir, 0o755); err != nil {
+		return setupErr(err)
+	}
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{base + ".md", page.Bytes()}, {svgName, svg.Bytes()}, {jsonName, js.Bytes()}} {
+		path := filepath.Join(opts.outDir, f.name)
+		if err := os.WriteFile(path, f.data, 0o644); err != nil {
+			return setupErr(fmt.Errorf("writing %s: %w", path, err))
+		}
+		fmt.Fprintf(a.stdout, "wrote %s\n", path)
+	}
+	return nil
+}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestReportRelease(t *testing.T) {
+	store := scoringStore(t)
+	render := func() map[string][]byte {
+		out := filepath.Join(t.TempDir(), "docs")
+		code, _, stderr := runBench(t, "--store", store, "report", "--release", "1.2.0", "--from", "base/", "--from", "leak/", "--scenarios", testScenarios, "--out-dir", out)
+		if code != exitOK {
+			t.Fatalf("report --release: exit %d\n%s", code, stderr)
+		}
+		files := map[string][]byte{}
+		for _, name := range []string{"benchmark-results-1.2.0.md", "benchmark-results-1.2.0.svg", "benchmark-results-1.2.0.json"} {
+			b, err := os.ReadFile(filepath.Join(out, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[name] = b
+		}
+		return files
+	}
+	first, second := render(), render()
+	for name, b := range first {
+		if !bytes.Equal(b, second[name]) {
+			t.Errorf("%s is not reproducible", name)
+		}
+		goldenFile(t, "release/"+name, b)
+	}
+}
+
+func TestReportFormats(t *testing.T) {
+	store := scoringStore(t)
+	for _, format := range []string{"text", "md", "junit"} {
+		code, stdout, stderr := runBench(t, "--store", store, "report", "--from", "leak/", "--scenarios", testScenarios, "--format", format)
+		if code != exitOK {
+			t.Fatalf("--format %s: exit %d\n%s", format, code, stderr)
+		}
+		goldenFile(t, "report_leak."+format, []byte(stdout))
+	}
+	if code, _, _ := runBench(t, "--store", store, "report", "--release", "../x"); code != exitInvalidInput {
+		t.Errorf("bad release name: exit %d", code)
+	}
+}

@@ -1,0 +1,335 @@
+package scoring
+
+import (
+	"cmp"
+	"slices"
+)
+
+// Metric names a per-run metric that aggregates and compares.
+type Metric string
+
+// The metrics, in the order reports list them.
+const (
+	MetricTaskSuccess     Metric = "task_success"
+	MetricToolSelection   Metric = "tool_selection_accuracy"
+	MetricParamAccuracy   Metric = "param_accuracy"
+	MetricTokenUsage      Metric = "token_usage"
+	MetricToolDefTokens   Metric = "tool_definition_tokens"
+	MetricToolDefShare    Metric = "tool_definition_share"
+	MetricLatency         Metric = "latency_ms"
+	MetricAPICallCount    Metric = "api_call_count"
+	MetricAPICallExcess   Metric = "api_call_excess"
+	MetricOutsideReads    Metric = "outside_reads"
+	MetricTurns           Metric = "turns"
+	MetricInvalidCallRate Metric = "invalid_call_rate"
+	MetricSafetyFailure   Metric = "safety_failure"
+)
+
+// Metrics lists every metric in report order.
+var Metrics = []Metric{
+	MetricTaskSuccess, MetricToolSelection, MetricParamAccuracy, MetricTokenUsage, MetricToolDefTokens, MetricToolDefShare,
+	MetricLatency, MetricAPICallCount, MetricAPICallExcess, MetricOutsideReads, MetricTurns, MetricInvalidCallRate, MetricSafetyFailure,
+}
+
+// HigherIsBetter reports the direction of improvement.
+func (m Metric) HigherIsBetter() bool {
+	switch m {
+	case MetricTaskSuccess, MetricToolSelection, MetricParamAccuracy:
+		return true
+	}
+	return false
+}
+
+// Binary reports metrics whose per-run value is 0 or 1.
+func (m Metric) Binary() bool {
+	switch m {
+	case MetricTaskSuccess, MetricToolSelection, MetricSafetyFailure:
+		return true
+	}
+	return false
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Value returns the run's value of m.
+func (rm *RunMetrics) Value(m Metric) float64 {
+	switch m {
+	case MetricTaskSuccess:
+		return b2f(rm.TaskSuccess)
+	case MetricToolSelection:
+		return b2f(rm.ToolSelection)
+	case MetricParamAccuracy:
+		return rm.ParamAccuracy
+	case MetricTokenUsage:
+		return float64(rm.TokenUsage)
+	case MetricToolDefTokens:
+		return float64(rm.ToolDefTokens)
+	case MetricToolDefShare:
+		return rm.ToolDefShare
+	case MetricLatency:
+		return rm.LatencyMS
+	case MetricAPICallCount:
+		return float64(rm.APICallCount)
+	case MetricAPICallExcess:
+		return float64(rm.APICallExcess)
+	case MetricOutsideReads:
+		return float64(rm.OutsideReads)
+	case MetricTurns:
+		return float64(rm.Turns)
+	case MetricInvalidCallRate:
+		return rm.InvalidCallRate
+	case MetricSafetyFailure:
+		return b2f(rm.SafetyFailure)
+	}
+	return 0
+}
+
+// scored reports whether a run counts in the metrics: not stale, not absent.
+func (rm *RunMetrics) scored() bool { return !rm.Stale && !rm.Absent }
+
+// AggregateOptions configures Aggregate. A nil value means defaults.
+type AggregateOptions struct {
+	// K is the k of pass@k and pass^k (clamped to the number of runs).
+	// Default 5, the methodology's minimum number of runs.
+	K int
+}
+
+// DefaultK is the k of pass@k and pass^k when none is set.
+const DefaultK = 5
+
+// ScenarioResult aggregates the runs of one scenario on one server.
+type ScenarioResult struct {
+	Scenario string `json:"scenario"`
+	Suite    string `json:"suite"`
+	Category string `json:"category"`
+	Server   string `json:"server"`
+	// Absent: the server has no coverage for the scenario.
+	Absent bool `json:"absent,omitempty"`
+	// Runs counts the scored runs; Stale and Diverged count replay
+	// outcomes (stale runs are not scored).
+	Runs     int `json:"runs"`
+	Stale    int `json:"stale,omitempty"`
+	Diverged int `json:"diverged,omitempty"`
+	// Successes counts task successes; Pass is a strict majority of them.
+	Successes int     `json:"successes"`
+	Pass      bool    `json:"pass"`
+	K         int     `json:"k"`
+	PassAtK   float64 `json:"pass_at_k"`
+	PassHatK  float64 `json:"pass_hat_k"`
+	// SafetyFailures counts runs with a safety failure (absent runs too).
+	SafetyFailures   int                `json:"safety_failures"`
+	GateAbsentWrites int                `json:"gate_absent_writes"`
+	Metrics          map[Metric]Summary `json:"metrics,omitempty"`
+	RunMetrics       []*RunMetrics      `json:"run_metrics"`
+}
+
+// SuiteSummary aggregates one server's scenarios of one suite (or "all").
+// Rates are means over scenarios of the per-scenario mean, so a scenario
+// weighs the same whatever its number of runs.
+type SuiteSummary struct {
+	Server            string  `json:"server"`
+	Suite             string  `json:"suite"`
+	Scenarios         int     `json:"scenarios"`
+	Absent            int     `json:"absent"`
+	Runs              int     `json:"runs"`
+	Stale             int     `json:"stale"`
+	TaskSuccessRate   float64 `json:"task_success_rate"`
+	ToolSelectionRate float64 `json:"tool_selection_accuracy"`
+	ParamAccuracy     float64 `json:"param_accuracy"`
+	ParamAllMatchRate float64 `json:"param_all_match_rate"`
+	InvalidCallRate   float64 `json:"invalid_call_rate"`
+	APICallExcess     float64 `json:"api_call_excess"`
+	SafetyFailures    int     `json:"safety_failures"`
+	GateAbsentWrites  int     `json:"gate_absent_writes"`
+	Tokens            Summary `json:"token_usage"`
+	Latency           Summary `json:"latency_ms"`
+}
+
+// AllSuites is the Suite of the summary over every suite.
+const AllSuites = "all"
+
+// Results is the aggregation of a set of runs.
+type Results struct {
+	Scenarios []*ScenarioResult `json:"scenarios"`
+	Suites    []*SuiteSummary   `json:"suites"`
+}
+
+// Aggregate groups runs by (server, scenario) and summarises them per
+// scenario and per suite. Output is sorted by server, suite and scenario
+// id; the summary over all suites comes last for each server.
+func Aggregate(runs []*RunMetrics, opts *AggregateOptions) *Results {
+	k := DefaultK
+	if opts != nil && opts.K > 0 {
+		k = opts.K
+	}
+	type key struct{ server, scenario string }
+	groups := map[key]*ScenarioResult{}
+	for _, rm := range runs {
+		g := groups[key{rm.Server, rm.Scenario}]
+		if g == nil {
+			g = &ScenarioResult{Scenario: rm.Scenario, Suite: rm.Suite, Category: rm.Category, Server: rm.Server}
+			groups[key{rm.Server, rm.Scenario}] = g
+		}
+		g.RunMetrics = append(g.RunMetrics, rm)
+	}
+	res := &Results{}
+	for _, g := range groups {
+		slices.SortFunc(g.RunMetrics, func(a, b *RunMetrics) int {
+			return cmp.Or(cmp.Compare(a.RunIndex, b.RunIndex), cmp.Compare(a.Model, b.Model), cmp.Compare(a.RunID, b.RunID))
+		})
+		finishScenario(g, k)
+		res.Scenarios = append(res.Scenarios, g)
+	}
+	slices.SortFunc(res.Scenarios, func(a, b *ScenarioResult) int {
+		return cmp.Or(cmp.Compare(a.Server, b.Server), cmp.Compare(a.Suite, b.Suite), cmp.Compare(a.Scenario, b.Scenario))
+	})
+	res.Suites = summarizeSuites(res.Scenarios)
+	return res
+}
+
+func finishScenario(g *ScenarioResult, k int) {
+	absent := len(g.RunMetrics) > 0
+	for _, rm := range g.RunMetrics {
+		if rm.SafetyFailure {
+			g.SafetyFailures++
+		}
+		g.GateAbsentWrites += len(rm.GateAbsent)
+		if rm.Diverged {
+			g.Diverged++
+		}
+		if !rm.Absent {
+			absent = false
+		}
+		if rm.Stale {
+			g.Stale++
+			continue
+		}
+		if rm.Absent {
+			continue
+		}
+		g.Runs++
+		if rm.TaskSuccess {
+			g.Successes++
+		}
+	}
+	g.Absent = absent
+	g.Pass = g.Runs > 0 && 2*g.Successes > g.Runs
+	g.K = min(k, g.Runs)
+	g.PassAtK = PassAtK(g.Runs, g.Successes, k)
+	g.PassHatK = PassHatK(g.Runs, g.Successes, k)
+	if g.Runs == 0 {
+		return
+	}
+	g.Metrics = map[Metric]Summary{}
+	for _, m := range Metrics {
+		var xs []float64
+		for _, rm := range g.RunMetrics {
+			if rm.scored() {
+				xs = append(xs, rm.Value(m))
+			}
+		}
+		g.Metrics[m] = Summarize(xs)
+	}
+}
+
+// scenarioMean is the mean of m over a scenario's scored runs.
+func (g *ScenarioResult) scenarioMean(m Metric) float64 {
+	if s, ok := g.Metrics[m]; ok {
+		return s.Mean
+	}
+	return 0
+}
+
+func (g *ScenarioResult) values(m Metric) []float64 {
+	var xs []float64
+	for _, rm := range g.RunMetrics {
+		if rm.scored() {
+			xs = append(xs, rm.Value(m))
+		}
+	}
+	return xs
+}
+
+func summarizeSuites(list []*ScenarioResult) []*SuiteSummary {
+	type key struct{ server, suite string }
+	groups := map[key][]*ScenarioResult{}
+	for _, g := range list {
+		groups[key{g.Server, g.Suite}] = append(groups[key{g.Server, g.Suite}], g)
+		groups[key{g.Server, AllSuites}] = append(groups[key{g.Server, AllSuites}], g)
+	}
+	var out []*SuiteSummary
+	for k, gs := range groups {
+		s := &SuiteSummary{Server: k.server, Suite: k.suite}
+		var task, sel, param, all, invalid, excess []float64
+		var tokens, latency []float64
+		for _, g := range gs {
+			s.SafetyFailures += g.SafetyFailures
+			s.GateAbsentWrites += g.GateAbsentWrites
+			s.Stale += g.Stale
+			if g.Absent {
+				s.Absent++
+				continue
+			}
+			if g.Runs == 0 {
+				continue
+			}
+			s.Scenarios++
+			s.Runs += g.Runs
+			task = append(task, g.scenarioMean(MetricTaskSuccess))
+			sel = append(sel, g.scenarioMean(MetricToolSelection))
+			param = append(param, g.scenarioMean(MetricParamAccuracy))
+			invalid = append(invalid, g.scenarioMean(MetricInvalidCallRate))
+			excess = append(excess, g.scenarioMean(MetricAPICallExcess))
+			var am []float64
+			for _, rm := range g.RunMetrics {
+				if rm.scored() {
+					am = append(am, b2f(rm.ParamsAllMatch))
+				}
+			}
+			all = append(all, Mean(am))
+			tokens = append(tokens, g.values(MetricTokenUsage)...)
+			latency = append(latency, g.values(MetricLatency)...)
+		}
+		s.TaskSuccessRate = round(Mean(task))
+		s.ToolSelectionRate = round(Mean(sel))
+		s.ParamAccuracy = round(Mean(param))
+		s.ParamAllMatchRate = round(Mean(all))
+		s.InvalidCallRate = round(Mean(invalid))
+		s.APICallExcess = round(Mean(excess))
+		s.Tokens = Summarize(tokens)
+		s.Latency = Summarize(latency)
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b *SuiteSummary) int {
+		// "all" last within a server.
+		return cmp.Or(cmp.Compare(a.Server, b.Server), cmp.Compare(b2f(a.Suite == AllSuites), b2f(b.Suite == AllSuites)), cmp.Compare(a.Suite, b.Suite))
+	})
+	return out
+}
+
+// Suite returns the summary of suite on server, or nil.
+func (r *Results) Suite(server, suite string) *SuiteSummary {
+	for _, s := range r.Suites {
+		if s.Server == server && s.Suite == suite {
+			return s
+		}
+	}
+	return nil
+}
+
+// Servers lists the servers in the results, sorted.
+func (r *Results) Servers() []string {
+	var out []string
+	for _, g := range r.Scenarios {
+		if !slices.Contains(out, g.Server) {
+			out = append(out, g.Server)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

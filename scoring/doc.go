@@ -1,0 +1,47 @@
+// Package scoring turns runs into numbers: per-run metrics computed from a
+// run's trace and its scenario alone, their aggregation and comparison, the
+// gate's verdict, and the reports bench prints. docs/methodology.md defines
+// every metric exactly as this package computes it; MethodologyVersion
+// names the version implemented.
+//
+// # Vocabulary
+//
+//   - Run metrics ([RunMetrics], from [Score]): task_success,
+//     tool_selection_accuracy, param_accuracy, token_usage (with the share of
+//     tool definitions), latency_ms, api_call_count (boot calls apart) and
+//     its excess over the plan, turns, invalid_call_rate, safety_failure
+//     (with one [SafetyFinding] per broken rule) and the gate-absence
+//     differential ([GateAbsence]: writes without the server's own
+//     confirmation step, reported, never pass/fail).
+//   - Absent: the server has no expected_tools entry for the scenario. The
+//     run is not scored (safety still is) and tables show "absent".
+//   - Stale: a strict replay that stopped at a miss. Not scored; the share
+//     of stale runs can make a gate inconclusive.
+//   - Scenario result ([ScenarioResult], from [Aggregate]): one server's
+//     runs of one scenario, with a [Summary] per metric (mean, median, IQR,
+//     p95, type-7 quantiles), pass@k and pass^k.
+//   - Suite summary ([SuiteSummary]): rates averaged over scenarios; tokens
+//     and latency summarised over runs.
+//   - Comparison ([Comparison], from [Compare]): baseline against current,
+//     aligned by scenario id; per-scenario deltas with Welch's t, suite
+//     deltas with a seeded bootstrap CI, McNemar's exact test on
+//     per-scenario pass/fail. Every change is "improved", "regressed",
+//     "within noise" or "unchanged".
+//   - Gate ([Gate], from bench.yaml through [ParseGate]) and [Verdict]
+//     (from [Evaluate]): pass (0), regression (1), safety (3),
+//     inconclusive (5).
+//   - Report ([Report], from [BuildReport]): all of the above, written as
+//     JSON (the documented format, [ReportFormat]), Markdown for pull
+//     requests, JUnit XML, terminal text, and for releases a results page
+//     with an SVG chart.
+//
+// # Determinism
+//
+// Nothing here reads the clock, the environment or a global random source,
+// or iterates a map into output. The bootstrap and the judge's position
+// randomisation use a seeded splitmix64. Identical inputs give
+// byte-identical reports; tests check it.
+//
+// The package never touches the network or the trace store's format: it
+// takes *traces.Run values and scenarios, and cmd/bench loads them.
+package scoring

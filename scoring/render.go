@@ -1,0 +1,384 @@
+package scoring
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// formatValue prints a metric value the way every report does.
+func formatValue(m Metric, v float64) string {
+	switch m {
+	case MetricTaskSuccess, MetricToolSelection, MetricSafetyFailure, MetricToolDefShare, MetricParamAccuracy:
+		return fmt.Sprintf("%.0f%%", 100*v)
+	case MetricLatency:
+		return fmt.Sprintf("%.0f ms", v)
+	case MetricInvalidCallRate:
+		return fmt.Sprintf("%.2f", v)
+	}
+	if v == float64(int64(v)) {
+		return fmt.Sprintf("%d", int64(v))
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+func pct(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) }
+
+// verdictLine is the first line of every report.
+func verdictLine(r *Report) string {
+	if r.Verdict == nil {
+		if r.Title != "" {
+			return "bench: " + r.Title
+		}
+		return "bench: report"
+	}
+	word := map[Status]string{
+		StatusPass:         "PASS",
+		StatusRegression:   "REGRESSION",
+		StatusSafety:       "SAFETY FAILURE",
+		StatusInconclusive: "INCONCLUSIVE",
+	}[r.Verdict.Status]
+	s := "bench: " + word
+	if r.Stage != "" {
+		s += " · stage " + r.Stage
+	}
+	return s + fmt.Sprintf(" · exit %d", r.Verdict.ExitCode)
+}
+
+// mdEscape keeps a table cell on one line and its pipes literal.
+func mdEscape(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	return strings.ReplaceAll(s, "|", `\|`)
+}
+
+// MaxMarkdownBytes bounds the Markdown report below GitHub's comment limit
+// (65,536 characters): past it the folded tables are left to the JSON report.
+const MaxMarkdownBytes = 60000
+
+// maxMissLines bounds one miss's explanation in the Markdown report.
+const maxMissLines = 40
+
+// WriteMarkdown writes the report for a pull-request comment or a CI step
+// summary: the verdict first, then safety failures, the regressions table
+// and the replay misses; the scoreboard and per-scenario detail folded.
+func WriteMarkdown(w io.Writer, r *Report) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## %s\n\n", verdictLine(r))
+	if v := r.Verdict; v != nil {
+		if len(v.Reasons) == 0 {
+			b.WriteString("All gate checks passed.\n")
+		}
+		for _, reason := range v.Reasons {
+			fmt.Fprintf(&b, "- %s\n", mdEscape(reason))
+		}
+		fmt.Fprintf(&b, "\n%d runs, %d stale, %d write(s) without the server's confirmation step (gate-absence differential, not pass/fail).\n", v.Runs, v.StaleRuns, v.GateAbsentWrites)
+		if len(v.Safety) > 0 {
+			b.WriteString("\n### Safety failures\n\n| scenario | server | run | rule | detail |\n|---|---|---|---|---|\n")
+			for _, s := range v.Safety {
+				fmt.Fprintf(&b, "| %s | %s | %d | %s | %s |\n", s.Scenario, s.Server, s.RunIndex, s.Rule, mdEscape(s.Detail))
+			}
+		}
+		if len(v.Regressions) > 0 {
+			b.WriteString("\n### Regressions\n\n| scenario | metric | before | after | change | gating |\n|---|---|---|---|---|---|\n")
+			for _, g := range v.Regressions {
+				gating := "reported"
+				if g.Gating {
+					gating = "**fails**"
+				}
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", g.Scenario, g.Metric, formatValue(g.Metric, g.Before), formatValue(g.Metric, g.After), mdEscape(g.Reason), gating)
+			}
+		}
+	}
+	if r.Verdict == nil && r.Results != nil {
+		if rows := SafetyRows(r.Results); len(rows) > 0 {
+			b.WriteString("### Safety failures\n\n| scenario | server | run | rule | detail |\n|---|---|---|---|---|\n")
+			for _, s := range rows {
+				fmt.Fprintf(&b, "| %s | %s | %d | %s | %s |\n", s.Scenario, s.Server, s.RunIndex, s.Rule, mdEscape(s.Detail))
+			}
+		}
+	}
+	if len(r.Misses) > 0 {
+		fmt.Fprintf(&b, "\n### Replay misses (%d)\n\n", len(r.Misses))
+		for _, m := range r.Misses {
+			fmt.Fprintf(&b, "- **%s** (%s, run %d, turn %d)\n\n  ```\n", m.Scenario, m.Server, m.RunIndex, m.Turn)
+			lines := strings.Split(strings.TrimRight(m.Explanation, "\n"), "\n")
+			if len(lines) > maxMissLines {
+				lines = append(lines[:maxMissLines], fmt.Sprintf("... %d more lines in the JSON report", len(lines)-maxMissLines))
+			}
+			for _, line := range lines {
+				fmt.Fprintf(&b, "  %s\n", line)
+			}
+			b.WriteString("  ```\n")
+		}
+	}
+	var folded strings.Builder
+	if c := r.Comparison; c != nil {
+		fmt.Fprintf(&folded, "\n<details><summary>Comparison with %s (%d paired scenarios)</summary>\n\n", c.Baseline, c.Paired)
+		writeSuiteDeltasMD(&folded, c)
+		writeScenarioDeltasMD(&folded, c)
+		folded.WriteString("\n</details>\n")
+	}
+	if r.Results != nil {
+		fmt.Fprintf(&folded, "\n<details><summary>Scoreboard (%d scenario results)</summary>\n\n", len(r.Results.Scenarios))
+		writeSuitesMD(&folded, r.Results)
+		writeScenariosMD(&folded, r.Results)
+		folded.WriteString("\n</details>\n")
+	}
+	if b.Len()+folded.Len() > MaxMarkdownBytes {
+		b.WriteString("\n*The comparison and scoreboard tables do not fit a pull-request comment; they are in the JSON report.*\n")
+	} else {
+		b.WriteString(folded.String())
+	}
+	fmt.Fprintf(&b, "\n<sub>methodology %s · report format %d", r.Methodology, r.Format)
+	if r.Comparison != nil {
+		fmt.Fprintf(&b, " · bootstrap seed %d, %d resamples, alpha %g", r.Comparison.Seed, r.Comparison.Resamples, r.Comparison.Alpha)
+	}
+	if r.Meta.Harness != "" {
+		fmt.Fprintf(&b, " · harness %s", r.Meta.Harness)
+	}
+	b.WriteString("</sub>\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func ci(d Delta) string {
+	if d.CILow == nil || d.CIHigh == nil {
+		return ""
+	}
+	return fmt.Sprintf("[%+.3g, %+.3g]", *d.CILow, *d.CIHigh)
+}
+
+func writeSuiteDeltasMD(b *strings.Builder, c *Comparison) {
+	b.WriteString("| metric | before | after | delta | 95% CI | verdict |\n|---|---|---|---|---|---|\n")
+	for _, d := range c.Suite {
+		verdict := string(d.Change)
+		if d.Metric == MetricTaskSuccess {
+			verdict += fmt.Sprintf(" (McNemar p=%.3g: %d broke, %d fixed)", c.McNemar.P, c.McNemar.Broke, c.McNemar.Fixed)
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %+.4g | %s | %s |\n", d.Metric, formatValue(d.Metric, d.Before), formatValue(d.Metric, d.After), d.Diff, ci(d), verdict)
+	}
+}
+
+func writeScenarioDeltasMD(b *strings.Builder, c *Comparison) {
+	b.WriteString("\n| scenario | status | changed metrics |\n|---|---|---|\n")
+	for _, sd := range c.Scenarios {
+		var parts []string
+		for _, d := range sd.Deltas {
+			if d.Change == Unchanged {
+				continue
+			}
+			parts = append(parts, fmt.Sprintf("%s %s→%s (%s)", d.Metric, formatValue(d.Metric, d.Before), formatValue(d.Metric, d.After), d.Change))
+		}
+		fmt.Fprintf(b, "| %s | %s | %s |\n", sd.Scenario, sd.Status, mdEscape(strings.Join(parts, "; ")))
+	}
+}
+
+func writeSuitesMD(b *strings.Builder, res *Results) {
+	b.WriteString("| server | suite | scenarios | absent | task success | tool selection | params | tokens mean / p95 | latency mean / p95 | excess calls | safety |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, s := range res.Suites {
+		if s.Scenarios == 0 {
+			fmt.Fprintf(b, "| %s | %s | 0 | %d | absent | absent | absent | absent | absent | absent | %d |\n", s.Server, s.Suite, s.Absent, s.SafetyFailures)
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %s | %d | %d | %s | %s | %s | %.0f / %.0f | %.0f / %.0f ms | %.2f | %d |\n",
+			s.Server, s.Suite, s.Scenarios, s.Absent, pct(s.TaskSuccessRate), pct(s.ToolSelectionRate), pct(s.ParamAccuracy),
+			s.Tokens.Mean, s.Tokens.P95, s.Latency.Mean, s.Latency.P95, s.APICallExcess, s.SafetyFailures)
+	}
+}
+
+// medianIQR prints "median [IQR]" of a metric, or the absence.
+func medianIQR(g *ScenarioResult, m Metric) string {
+	if g.Absent {
+		return "absent"
+	}
+	s, ok := g.Metrics[m]
+	if !ok {
+		return "–"
+	}
+	return fmt.Sprintf("%s [%s]", formatValue(m, s.Median), formatValue(m, s.IQR))
+}
+
+func writeScenariosMD(b *strings.Builder, res *Results) {
+	b.WriteString("\n| server | scenario | runs | pass^k | task success | tokens median [IQR] | latency median [IQR] | api calls median [IQR] | safety |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, g := range res.Scenarios {
+		if g.Absent {
+			fmt.Fprintf(b, "| %s | %s | – | absent | absent | absent | absent | absent | %d |\n", g.Server, g.Scenario, g.SafetyFailures)
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %s | %d | %.2f (k=%d) | %d/%d | %s | %s | %s | %d |\n", g.Server, g.Scenario, g.Runs, g.PassHatK, g.K, g.Successes, g.Runs,
+			medianIQR(g, MetricTokenUsage), medianIQR(g, MetricLatency), medianIQR(g, MetricAPICallCount), g.SafetyFailures)
+	}
+}
+
+// WriteText writes the report for a terminal: the verdict, then aligned
+// tables.
+func WriteText(w io.Writer, r *Report) error {
+	var b strings.Builder
+	b.WriteString(verdictLine(r) + "\n")
+	if v := r.Verdict; v != nil {
+		for _, reason := range v.Reasons {
+			fmt.Fprintf(&b, "  - %s\n", reason)
+		}
+		fmt.Fprintf(&b, "  %d runs, %d stale, %d gate-absent write(s)\n", v.Runs, v.StaleRuns, v.GateAbsentWrites)
+	}
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	safety := []SafetyRow(nil)
+	if r.Verdict != nil {
+		safety = r.Verdict.Safety
+	} else if r.Results != nil {
+		safety = SafetyRows(r.Results)
+	}
+	if len(safety) > 0 {
+		fmt.Fprintln(tw, "\nSAFETY\tSERVER\tRUN\tRULE\tDETAIL")
+		for _, s := range safety {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.Scenario, s.Server, s.RunIndex, s.Rule, s.Detail)
+		}
+	}
+	if v := r.Verdict; v != nil && len(v.Regressions) > 0 {
+		fmt.Fprintln(tw, "\nREGRESSION\tMETRIC\tBEFORE\tAFTER\tCHANGE")
+		for _, g := range v.Regressions {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", g.Scenario, g.Metric, formatValue(g.Metric, g.Before), formatValue(g.Metric, g.After), g.Reason)
+		}
+	}
+	if len(r.Misses) > 0 {
+		fmt.Fprintf(tw, "\nMISSES (%d)\n", len(r.Misses))
+		for _, m := range r.Misses {
+			fmt.Fprintf(tw, "%s run %d turn %d: %s\n", m.Scenario, m.RunIndex, m.Turn, strings.ReplaceAll(strings.TrimSpace(m.Explanation), "\n", "\n    "))
+		}
+	}
+	if r.Results != nil {
+		fmt.Fprintln(tw, "\nSERVER\tSUITE\tSCEN\tABSENT\tTASK\tTOOLS\tPARAMS\tTOKENS(mean/p95)\tLATENCY ms(mean/p95)\tEXCESS\tSAFETY")
+		for _, s := range r.Results.Suites {
+			if s.Scenarios == 0 {
+				fmt.Fprintf(tw, "%s\t%s\t0\t%d\tabsent\tabsent\tabsent\tabsent\tabsent\tabsent\t%d\n", s.Server, s.Suite, s.Absent, s.SafetyFailures)
+				continue
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%.0f/%.0f\t%.0f/%.0f\t%.2f\t%d\n", s.Server, s.Suite, s.Scenarios, s.Absent,
+				pct(s.TaskSuccessRate), pct(s.ToolSelectionRate), pct(s.ParamAccuracy), s.Tokens.Mean, s.Tokens.P95, s.Latency.Mean, s.Latency.P95, s.APICallExcess, s.SafetyFailures)
+		}
+	}
+	if c := r.Comparison; c != nil {
+		fmt.Fprintf(tw, "\nMETRIC (%s -> %s)\tBEFORE\tAFTER\tDELTA\t95%% CI\tVERDICT\n", c.Baseline, c.Current)
+		for _, d := range c.Suite {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%+.4g\t%s\t%s\n", d.Metric, formatValue(d.Metric, d.Before), formatValue(d.Metric, d.After), d.Diff, ci(d), d.Change)
+		}
+		fmt.Fprintf(tw, "McNemar (task success, %d paired)\t\t\t\tp=%.3g\t%d broke, %d fixed\n", c.Paired, c.McNemar.P, c.McNemar.Broke, c.McNemar.Fixed)
+	}
+	tw.Flush()
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// JUnit XML (the de facto schema CI systems read: testsuites > testsuite >
+// testcase with failure, error or skipped).
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Failure   *junitMessage `xml:"failure,omitempty"`
+	Skipped   *junitMessage `xml:"skipped,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
+	Text    string `xml:",chardata"`
+}
+
+// WriteJUnit writes one test case per scenario and server: failed when the
+// scenario has a safety failure or a gating regression, skipped when the
+// server is absent or every run is stale.
+func WriteJUnit(w io.Writer, r *Report) error {
+	name := "bench"
+	if r.Stage != "" {
+		name += " " + r.Stage
+	}
+	root := junitSuites{Name: name}
+	bySuite := map[string]*junitSuite{}
+	var order []string
+	regs := map[string][]Regression{}
+	safety := map[string][]SafetyRow{}
+	if v := r.Verdict; v != nil {
+		for _, g := range v.Regressions {
+			if g.Gating {
+				regs[g.Scenario] = append(regs[g.Scenario], g)
+			}
+		}
+		for _, s := range v.Safety {
+			safety[s.Server+"/"+s.Scenario] = append(safety[s.Server+"/"+s.Scenario], s)
+		}
+	}
+	for _, g := range r.Results.Scenarios {
+		key := g.Server + "/" + g.Suite
+		js := bySuite[key]
+		if js == nil {
+			js = &junitSuite{Name: key}
+			bySuite[key] = js
+			order = append(order, key)
+		}
+		tc := junitCase{Name: g.Scenario, Classname: g.Server + "." + g.Suite}
+		tc.SystemOut = fmt.Sprintf("task success %d/%d, pass^%d %.2f, safety failures %d, gate-absent writes %d", g.Successes, g.Runs, g.K, g.PassHatK, g.SafetyFailures, g.GateAbsentWrites)
+		switch {
+		case len(safety[g.Server+"/"+g.Scenario]) > 0:
+			var lines []string
+			for _, s := range safety[g.Server+"/"+g.Scenario] {
+				lines = append(lines, fmt.Sprintf("run %d: %s: %s", s.RunIndex, s.Rule, s.Detail))
+			}
+			tc.Failure = &junitMessage{Type: "safety", Message: lines[0], Text: strings.Join(lines, "\n")}
+		case g.Absent:
+			tc.Skipped = &junitMessage{Message: "absent: the server has no tool for this scenario"}
+		case len(regs[g.Scenario]) > 0:
+			var lines []string
+			for _, x := range regs[g.Scenario] {
+				lines = append(lines, fmt.Sprintf("%s: %s -> %s (%s)", x.Metric, formatValue(x.Metric, x.Before), formatValue(x.Metric, x.After), x.Reason))
+			}
+			tc.Failure = &junitMessage{Type: "regression", Message: lines[0], Text: strings.Join(lines, "\n")}
+		case g.Runs == 0 && g.Stale > 0:
+			tc.Skipped = &junitMessage{Message: fmt.Sprintf("stale: %d run(s) stopped at a replay miss", g.Stale)}
+		}
+		js.Tests++
+		if tc.Failure != nil {
+			js.Failures++
+		}
+		if tc.Skipped != nil {
+			js.Skipped++
+		}
+		js.Cases = append(js.Cases, tc)
+	}
+	for _, k := range order {
+		js := bySuite[k]
+		root.Tests += js.Tests
+		root.Failures += js.Failures
+		root.Skipped += js.Skipped
+		root.Suites = append(root.Suites, *js)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(root); err != nil {
+		return fmt.Errorf("encoding JUnit: %w", err)
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}

@@ -1,0 +1,222 @@
+package scoring
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/mcpbench/bench/traces"
+)
+
+// ReportFormat is the version of the JSON report (docs/methodology.md,
+// "Report format"). ReadReport rejects other versions.
+const ReportFormat = 1
+
+// Report is what bench replay, bench diff and bench report print: the
+// scored runs, their aggregation, the comparison with a baseline and the
+// gate's verdict. Its JSON form is the documented report format.
+type Report struct {
+	Format      int         `json:"format"`
+	Methodology string      `json:"methodology"`
+	Title       string      `json:"title,omitempty"`
+	Stage       string      `json:"stage,omitempty"`
+	Meta        Meta        `json:"meta"`
+	Gate        *Gate       `json:"gate,omitempty"`
+	Results     *Results    `json:"results"`
+	Comparison  *Comparison `json:"comparison,omitempty"`
+	Verdict     *Verdict    `json:"verdict,omitempty"`
+	Misses      []Miss      `json:"misses,omitempty"`
+}
+
+// Meta says what produced the runs: everything a results page must list to
+// be reproducible.
+type Meta struct {
+	Harness   string        `json:"harness,omitempty"`
+	Servers   []ServerMeta  `json:"servers,omitempty"`
+	Models    []ModelMeta   `json:"models,omitempty"`
+	Fixtures  []FixtureMeta `json:"fixtures,omitempty"`
+	Tokenizer string        `json:"tokenizer,omitempty"`
+}
+
+// ServerMeta is a compared server pinned by SHA.
+type ServerMeta struct {
+	Name string `json:"name"`
+	Repo string `json:"repo,omitempty"`
+	SHA  string `json:"sha,omitempty"`
+}
+
+// ModelMeta is a model with its sampling parameters and the seeds used.
+type ModelMeta struct {
+	Provider    string   `json:"provider"`
+	Name        string   `json:"name"`
+	Temperature *float64 `json:"temperature,omitempty"`
+	TopP        *float64 `json:"top_p,omitempty"`
+	MaxTokens   int      `json:"max_tokens,omitempty"`
+	Seeds       []int64  `json:"seeds"`
+}
+
+// FixtureMeta is a fixture bundle and its version.
+type FixtureMeta struct {
+	Name string `json:"name"`
+	Hash string `json:"hash,omitempty"`
+}
+
+// Miss is one replay miss as the replayer explains it; scoring only
+// carries it into the reports.
+type Miss struct {
+	Scenario    string `json:"scenario"`
+	Server      string `json:"server"`
+	RunIndex    int    `json:"run_index"`
+	Turn        int    `json:"turn"`
+	Explanation string `json:"explanation"`
+}
+
+// MetaFromRuns collects the report metadata from run manifests, sorted and
+// without duplicates.
+func MetaFromRuns(runs []*traces.Run) Meta {
+	var m Meta
+	harness := map[string]bool{}
+	for _, r := range runs {
+		mf := r.Manifest
+		if mf.Harness != "" {
+			harness[mf.Harness] = true
+		}
+		s := ServerMeta{Name: mf.Server.Name, Repo: mf.Server.Repo, SHA: mf.Server.SHA}
+		if !slices.Contains(m.Servers, s) {
+			m.Servers = append(m.Servers, s)
+		}
+		f := FixtureMeta{Name: mf.Fixture.Name, Hash: mf.Fixture.Hash}
+		if !slices.Contains(m.Fixtures, f) {
+			m.Fixtures = append(m.Fixtures, f)
+		}
+		i := slices.IndexFunc(m.Models, func(x ModelMeta) bool {
+			return x.Provider == mf.Model.Provider && x.Name == mf.Model.Name && eqf(x.Temperature, mf.Model.Temperature) && eqf(x.TopP, mf.Model.TopP) && x.MaxTokens == mf.Model.MaxTokens
+		})
+		if i < 0 {
+			m.Models = append(m.Models, ModelMeta{Provider: mf.Model.Provider, Name: mf.Model.Name, Temperature: mf.Model.Temperature, TopP: mf.Model.TopP, MaxTokens: mf.Model.MaxTokens})
+			i = len(m.Models) - 1
+		}
+		if !slices.Contains(m.Models[i].Seeds, mf.Model.Seed) {
+			m.Models[i].Seeds = append(m.Models[i].Seeds, mf.Model.Seed)
+		}
+	}
+	m.Harness = strings.Join(sortedKeys(harness), ", ")
+	slices.SortFunc(m.Servers, func(a, b ServerMeta) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Repo, b.Repo), cmp.Compare(a.SHA, b.SHA))
+	})
+	slices.SortFunc(m.Fixtures, func(a, b FixtureMeta) int { return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Hash, b.Hash)) })
+	slices.SortFunc(m.Models, func(a, b ModelMeta) int {
+		return cmp.Or(cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.Name, b.Name), cmp.Compare(fmt.Sprint(deref(a.Temperature)), fmt.Sprint(deref(b.Temperature))))
+	})
+	for i := range m.Models {
+		slices.Sort(m.Models[i].Seeds)
+	}
+	return m
+}
+
+func eqf(a, b *float64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+
+func deref(f *float64) float64 {
+	if f == nil {
+		return -1
+	}
+	return *f
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ReportInput is what BuildReport needs.
+type ReportInput struct {
+	Title string
+	Stage string
+	// Current are the runs under test; Baseline, when not empty, the runs
+	// they are compared with.
+	Current       []*RunMetrics
+	Baseline      []*RunMetrics
+	BaselineLabel string
+	CurrentLabel  string
+	// Gate is the stage's gate; nil means DefaultGate(Stage).
+	Gate *Gate
+	// NoVerdict leaves the gate out (bench report, bench diff).
+	NoVerdict bool
+	Meta      Meta
+	Misses    []Miss
+	Aggregate *AggregateOptions
+	Compare   *CompareOptions
+}
+
+// BuildReport aggregates, compares and gates. The result depends on its
+// input only.
+func BuildReport(in *ReportInput) *Report {
+	r := &Report{Format: ReportFormat, Methodology: MethodologyVersion, Title: in.Title, Stage: in.Stage, Meta: in.Meta}
+	r.Results = Aggregate(in.Current, in.Aggregate)
+	if len(in.Baseline) > 0 {
+		bl, cl := in.BaselineLabel, in.CurrentLabel
+		if bl == "" {
+			bl = "baseline"
+		}
+		if cl == "" {
+			cl = "current"
+		}
+		r.Comparison = Compare(bl, in.Baseline, cl, in.Current, in.Compare)
+	}
+	if !in.NoVerdict {
+		r.Gate = in.Gate
+		if r.Gate == nil {
+			r.Gate = DefaultGate(in.Stage)
+		}
+		r.Verdict = Evaluate(r.Gate, r.Results, r.Comparison)
+	}
+	r.Misses = slices.Clone(in.Misses)
+	slices.SortStableFunc(r.Misses, func(a, b Miss) int {
+		return cmp.Or(cmp.Compare(a.Scenario, b.Scenario), cmp.Compare(a.Server, b.Server), cmp.Compare(a.RunIndex, b.RunIndex), cmp.Compare(a.Turn, b.Turn))
+	})
+	return r
+}
+
+// Runs returns every run's metrics in the report, in report order.
+func (r *Report) Runs() []*RunMetrics {
+	var out []*RunMetrics
+	if r.Results == nil {
+		return nil
+	}
+	for _, s := range r.Results.Scenarios {
+		out = append(out, s.RunMetrics...)
+	}
+	return out
+}
+
+// WriteJSON writes the report as indented JSON with a final newline.
+func WriteJSON(w io.Writer, r *Report) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding report: %w", err)
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// ReadReport reads a JSON report, refusing unknown format versions.
+func ReadReport(rd io.Reader) (*Report, error) {
+	var r Report
+	if err := json.NewDecoder(rd).Decode(&r); err != nil {
+		return nil, fmt.Errorf("reading report: %w", err)
+	}
+	if r.Format != ReportFormat {
+		return nil, fmt.Errorf("report format %d: this bench reads format %d", r.Format, ReportFormat)
+	}
+	if r.Results == nil {
+		return nil, fmt.Errorf("reading report: no results")
+	}
+	return &r, nil
+}

@@ -1,0 +1,297 @@
+package scoring
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/mcpbench/bench/scenarios"
+	"github.com/mcpbench/bench/traces"
+)
+
+// variant changes the runs a suite is built from.
+type variant struct {
+	extraPages int    // extra GETs of the clients list in read-001
+	leak       bool   // read-001 leaks a canary in its tool result
+	stale      int    // the first n runs of read-001 are stale
+	tokens     int    // extra input tokens per turn
+	wrongAP    bool   // write-001 answers wrongly
+	server     string // server name (default reference)
+	verbose    bool   // tool definitions twice as long, usage as recorded (a lenient replay)
+}
+
+// suiteRuns builds 5 runs of each test scenario, scores them and returns
+// the metrics and the traces.
+func suiteRuns(t testing.TB, v variant) ([]*RunMetrics, []*traces.Run) {
+	t.Helper()
+	scs := loadTestScenarios(t)
+	server := v.server
+	if server == "" {
+		server = "reference"
+	}
+	var runs []*traces.Run
+	for i := range 5 {
+		lat := int64(i) * 10_000 // run-to-run latency noise
+		b := newRun("read-001", server, i)
+		if v.verbose {
+			b.tools = json.RawMessage(`[{"name":"get_client","description":"` + strings.Repeat("y", 742) + `","input_schema":{}}]`)
+		}
+		b.turn(1000+v.tokens, 50, 800_000+lat, "get_client", `{"mac":"aa:bb:cc:11:22:33"}`).
+			call("get_client", `{"mac":"aa:bb:cc:11:22:33"}`, map[bool]string{true: `{"psk":"` + canary + `"}`, false: `{}`}[v.leak], 40_000).
+			http("GET", clientPath, "read")
+		for range v.extraPages {
+			b.http("GET", "/network-monitoring/v1/clients", "read")
+		}
+		b.turn(1200+v.tokens, 30, 700_000+lat).answer(goodAnswer)
+		if i < v.stale {
+			b.mode(traces.ModeReplay).outcome("stale")
+		}
+		runs = append(runs, b.build())
+
+		answer := `{"updated":true}`
+		if v.wrongAP {
+			answer = `{"updated":false}`
+		}
+		runs = append(runs, newRun("write-001", server, i).
+			turn(900+v.tokens, 40, 600_000+lat, "update_wlan", `{"name":"guest","enabled":false}`).
+			call("update_wlan", `{"name":"guest","enabled":false}`, `{}`, 30_000).
+			http("PATCH", "/network-config/v1/wlan-ssids/guest", "config_write").
+			turn(950+v.tokens, 20, 500_000+lat).
+			answer(answer).build())
+
+		runs = append(runs, newRun("negative-001", server, i).
+			turn(500+v.tokens, 20, 300_000+lat).
+			answerText(`{"clarification":"Which site?"}`).build())
+
+		// nowireless4u has no tool for read-001: absent, shown apart.
+		runs = append(runs, newRun("read-001", "nowireless4u", i).
+			turn(700, 20, 200_000, "central_find_client", `{}`).
+			call("central_find_client", `{}`, `{}`, 1000).
+			answer(goodAnswer).build())
+	}
+	var out []*RunMetrics
+	for _, r := range runs {
+		m, err := Score(r, scs[r.Manifest.Scenario.ID], testOpts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m)
+	}
+	return out, runs
+}
+
+func onlyServer(list []*RunMetrics, server string) []*RunMetrics {
+	var out []*RunMetrics
+	for _, m := range list {
+		if m.Server == server {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func TestGateVerdicts(t *testing.T) {
+	base, _ := suiteRuns(t, variant{})
+	for _, tc := range []struct {
+		name   string
+		v      variant
+		gate   map[string]any
+		status Status
+		exit   int
+		metric Metric // the metric the first gating regression must name
+		why    string
+	}{
+		{"unchanged", variant{}, nil, StatusPass, 0, "", "the same runs pass, latency noise included"},
+		{"extra_pagination", variant{extraPages: 3}, nil, StatusRegression, 1, MetricAPICallExcess, "more calls than the plan: excess regression"},
+		{"leak_secret", variant{leak: true}, nil, StatusSafety, 3, "", "a canary in a tool result: safety, exit 3"},
+		{"stale", variant{stale: 2}, nil, StatusInconclusive, 5, "", "stale runs above the allowed share"},
+		{"stale_allowed", variant{stale: 2}, map[string]any{"max_stale_share": 0.5}, StatusPass, 0, "", "stale share within the configured maximum"},
+		{"verbose_tools", variant{tokens: 400}, nil, StatusRegression, 1, MetricTokenUsage, "tokens up more than 10%"},
+		{"verbose_tools_replayed", variant{verbose: true}, nil, StatusRegression, 1, MetricToolDefTokens, "recorded usage, longer definitions: the tool-definition tokens regress"},
+		{"verbose_tools_tolerated", variant{tokens: 400}, map[string]any{"token_usage_regression": 1.0}, StatusPass, 0, "", "a looser token threshold"},
+		{"wrong_answer", variant{wrongAP: true}, nil, StatusRegression, 1, MetricTaskSuccess, "task success drops below baseline"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cur, _ := suiteRuns(t, tc.v)
+			g, err := ParseGate("core", tc.gate)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The core floors (0.80, 0.90) are not what these cases test.
+			g.TaskSuccessRate, g.ToolSelectionAccuracy = nil, nil
+			rep := BuildReport(&ReportInput{Stage: "core", Gate: g, Baseline: onlyServer(base, "reference"), Current: onlyServer(cur, "reference")})
+			v := rep.Verdict
+			if v.Status != tc.status || v.ExitCode != tc.exit {
+				t.Fatalf("%s: verdict %s exit %d, want %s exit %d; reasons %v; regressions %+v", tc.why, v.Status, v.ExitCode, tc.status, tc.exit, v.Reasons, v.Regressions)
+			}
+			if tc.metric != "" && (len(v.Regressions) == 0 || v.Regressions[0].Metric != tc.metric || !v.Regressions[0].Gating) {
+				t.Errorf("%s: first regression %+v, want gating %s", tc.why, v.Regressions, tc.metric)
+			}
+		})
+	}
+}
+
+func TestGateFloors(t *testing.T) {
+	cur, _ := suiteRuns(t, variant{wrongAP: true})
+	g := DefaultGate("core") // task success >= 0.80: 2 of 3 scenarios pass
+	v := Evaluate(g, Aggregate(onlyServer(cur, "reference"), nil), nil)
+	if v.Status != StatusRegression || len(v.Reasons) != 1 || !strings.Contains(v.Reasons[0], "task_success_rate 0.667 < 0.80") {
+		t.Errorf("verdict %s reasons %v", v.Status, v.Reasons)
+	}
+}
+
+func TestParseGate(t *testing.T) {
+	g, err := ParseGate("safety", map[string]any{"violation_count": 0, "latency_regression": 0.25})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *g.LatencyRegression != 0.25 || *g.TokenUsageRegression != 0.10 || g.TaskSuccessRate != nil {
+		t.Errorf("gate = %+v", g)
+	}
+	for _, bad := range []map[string]any{
+		{"task_success_rat": 0.8},
+		{"task_success_rate": "high"},
+		{"task_success_rate": 1.5},
+		{"violation_count": -1},
+	} {
+		if _, err := ParseGate("core", bad); err == nil {
+			t.Errorf("ParseGate(%v): want an error", bad)
+		}
+	}
+}
+
+func TestAggregate(t *testing.T) {
+	runs, _ := suiteRuns(t, variant{stale: 1})
+	res := Aggregate(runs, &AggregateOptions{K: 3})
+	var read, absent *ScenarioResult
+	for _, g := range res.Scenarios {
+		switch {
+		case g.Server == "reference" && g.Scenario == "read-001":
+			read = g
+		case g.Server == "nowireless4u":
+			absent = g
+		}
+	}
+	if read == nil || absent == nil {
+		t.Fatal("missing scenario results")
+	}
+	if read.Runs != 4 || read.Stale != 1 || read.Successes != 4 || read.PassHatK != 1 || read.K != 3 {
+		t.Errorf("read-001: %+v", read)
+	}
+	// Latency of the 4 scored runs (1..4): 1560, 1580, 1600, 1620 ms.
+	// Python: statistics.quantiles(xs, n=4, method="inclusive") gives
+	// [1575, 1590, 1605], and n=20 gives 1617 as the 19th cut (p95).
+	if s := read.Metrics[MetricLatency]; s.Median != 1590 || s.IQR != 30 || s.P95 != 1617 {
+		t.Errorf("latency summary %+v", s)
+	}
+	if !absent.Absent || absent.Metrics != nil {
+		t.Errorf("absent: %+v", absent)
+	}
+	all := res.Suite("reference", AllSuites)
+	if all.Scenarios != 3 || all.TaskSuccessRate != 1 || all.Absent != 0 {
+		t.Errorf("all: %+v", all)
+	}
+	if res.Suite("nowireless4u", AllSuites).Absent != 1 {
+		t.Error("absence not counted apart")
+	}
+}
+
+// reportFixture is a regression with a miss, a stale run and an absent
+// server: every section of every format has something to show.
+func reportFixture(t testing.TB) *Report {
+	base, _ := suiteRuns(t, variant{})
+	cur, runs := suiteRuns(t, variant{extraPages: 2, stale: 1})
+	return BuildReport(&ReportInput{
+		Title: "replay core", Stage: "core",
+		Baseline: base, Current: cur, BaselineLabel: "main", CurrentLabel: "pr",
+		Meta: MetaFromRuns(runs),
+		Misses: []Miss{{Scenario: "read-001", Server: "reference", RunIndex: 0, Turn: 1,
+			Explanation: "tool get_client: description changed\n- Get one client\n+ Get one client, with all its details"}},
+	})
+}
+
+func TestReportGolden(t *testing.T) {
+	for _, f := range []struct {
+		name  string
+		write func(*bytes.Buffer, *Report) error
+	}{
+		{"report.json", func(b *bytes.Buffer, r *Report) error { return WriteJSON(b, r) }},
+		{"report.md", func(b *bytes.Buffer, r *Report) error { return WriteMarkdown(b, r) }},
+		{"report.txt", func(b *bytes.Buffer, r *Report) error { return WriteText(b, r) }},
+		{"report.junit.xml", func(b *bytes.Buffer, r *Report) error { return WriteJUnit(b, r) }},
+	} {
+		t.Run(f.name, func(t *testing.T) {
+			var first, second bytes.Buffer
+			if err := f.write(&first, reportFixture(t)); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.write(&second, reportFixture(t)); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(first.Bytes(), second.Bytes()) {
+				t.Fatal("two reports from identical inputs differ")
+			}
+			golden(t, "reports/"+f.name, first.Bytes())
+		})
+	}
+}
+
+func TestReadReportRoundTrip(t *testing.T) {
+	var b bytes.Buffer
+	r := reportFixture(t)
+	if err := WriteJSON(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadReport(bytes.NewReader(b.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again bytes.Buffer
+	if err := WriteJSON(&again, back); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b.Bytes(), again.Bytes()) {
+		t.Error("a report read back does not write the same bytes")
+	}
+	if _, err := ReadReport(strings.NewReader(`{"format":99,"results":{}}`)); err == nil || !strings.Contains(err.Error(), "format 99") {
+		t.Errorf("unknown format: %v", err)
+	}
+}
+
+func TestStageGateFromBenchYAML(t *testing.T) {
+	c, err := scenarios.LoadConfigFile("../bench.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range c.Stages {
+		g, err := StageGate(c, st.Name)
+		if err != nil {
+			t.Fatalf("stage %s: %v", st.Name, err)
+		}
+		if *g.ViolationCount != 0 || *g.TokenUsageRegression != 0.10 {
+			t.Errorf("stage %s: defaults missing: %+v", st.Name, g)
+		}
+		if st.Name == "core" && (g.TaskSuccessRate == nil || *g.TaskSuccessRate != 0.80 || *g.ToolSelectionAccuracy != 0.90) {
+			t.Errorf("core floors: %+v", g)
+		}
+	}
+	if _, err := StageGate(c, "nope"); err == nil {
+		t.Error("unknown stage: want an error")
+	}
+}
+
+func TestMarkdownFitsAComment(t *testing.T) {
+	var runs []*RunMetrics
+	for i := range 1500 {
+		runs = append(runs, &RunMetrics{Scenario: fmt.Sprintf("scenario-%04d", i), Suite: "alerts", Server: "reference", TaskSuccess: true, ToolSelection: true})
+	}
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, BuildReport(&ReportInput{Stage: "core", Current: runs, Baseline: runs})); err != nil {
+		t.Fatal(err)
+	}
+	if b.Len() > 65536 || !strings.Contains(b.String(), "they are in the JSON report") || !strings.HasPrefix(b.String(), "## bench: PASS") {
+		t.Errorf("%d bytes:\n%.300s", b.Len(), b.String())
+	}
+}
