@@ -13,7 +13,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/klauspost/compress/zstd"
@@ -52,7 +51,7 @@ const (
 // so that hostile input cannot allocate wildly.
 const (
 	maxRecord    = 1 << 30
-	maxPackBytes = 8 << 30
+	maxPackBytes = uint64(8 << 30)
 )
 
 type packHeader struct {
@@ -306,12 +305,6 @@ func (p *pack) verify(node func(ID) ([]nodeRef, []byte, error), has func(ID) (bo
 	return nil
 }
 
-// packDecoder is shared: DecodeAll is safe for concurrent use, and one
-// decoder spares every import the decoder's start-up.
-var packDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
-	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxPackBytes))
-})
-
 type pack struct {
 	blobs     map[ID][]byte
 	blobOrder []ID
@@ -334,10 +327,15 @@ func readPack(r io.Reader) (*pack, error) {
 	}
 	// DecodeAll runs on this goroutine and stops at maxPackBytes, so a
 	// decompression bomb is refused rather than followed.
-	zr, err := packDecoder()
+	// A pack's records compress about 5:1; allowing 1000:1 (and 64 MiB
+	// whatever the size) refuses a decompression bomb quickly instead of
+	// decoding gigabytes of a hostile run-length block.
+	limit := min(maxPackBytes, max(64<<20, 1000*uint64(len(compressed))))
+	zr, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(limit))
 	if err != nil {
 		return nil, err
 	}
+	defer zr.Close()
 	plain, err := zr.DecodeAll(compressed, nil)
 	if err != nil {
 		return nil, bad("decompressing: %v", err)
