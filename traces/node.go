@@ -1,6 +1,7 @@
 package traces
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -173,21 +174,13 @@ func forEachChild(v []byte, fn func(start, end int) bool) {
 func skipCanonical(v []byte, i int) int {
 	switch v[i] {
 	case '"':
-		for j := i + 1; j < len(v); j++ {
-			switch v[j] {
-			case '\\':
-				j++
-			case '"':
-				return j + 1
-			}
-		}
-		return len(v)
+		return skipString(v, i)
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(v); j++ {
 			switch v[j] {
 			case '"':
-				j = skipCanonical(v, j) - 1
+				j = skipString(v, j) - 1
 			case '{', '[':
 				depth++
 			case '}', ']':
@@ -204,5 +197,28 @@ func skipCanonical(v []byte, i int) int {
 			j++
 		}
 		return j
+	}
+}
+
+// skipString returns the end of the string starting at v[i], jumping from
+// quote to quote (strings are most of a run's bytes).
+func skipString(v []byte, i int) int {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(v[j:], '"')
+		if k < 0 {
+			return len(v)
+		}
+		j += k
+		// The quote ends the string unless an odd number of backslashes
+		// precede it.
+		n := 0
+		for b := j - 1; b > i && v[b] == '\\'; b-- {
+			n++
+		}
+		if n%2 == 0 {
+			return j + 1
+		}
+		j++
 	}
 }
