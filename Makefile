@@ -7,15 +7,18 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 BIN     := bin/bench
 
-.PHONY: all build test lint vet fmt bench fuzz demo clean
+.PHONY: all build test lint vet fmt bench fuzz demo clean test-servers
 
 all: build
 
 build: ## build bin/bench
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/bench
 
-test: lint ## lint, then every test
+test: lint test-servers ## lint, then every test
 	$(GO) test -count=1 ./...
+
+test-servers: ## npm MCP servers the recorder tests run against (skipped without Node.js)
+	@bash scripts/install-test-servers.sh
 
 lint: vet ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
