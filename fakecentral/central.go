@@ -204,6 +204,7 @@ const maxBody = 1 << 20
 
 func (c *Central) serve(w http.ResponseWriter, r *http.Request, host string) {
 	rec := &recorder{ResponseWriter: w}
+	began := c.opts.Now()
 	body, _ := io.ReadAll(io.LimitReader(r.Body, maxBody))
 	path := r.URL.Path
 	if len(path) > 1 {
@@ -218,6 +219,7 @@ func (c *Central) serve(w http.ResponseWriter, r *http.Request, host string) {
 	dropped := c.dispatchSafe(rec, rq, &e)
 	e.Status = rec.status
 	e.ResponseBytes = rec.bytes
+	e.LatencyUS = c.opts.Now().Sub(began).Microseconds()
 	if c.opts.CaptureBodies {
 		e.RequestBody = body
 		e.ResponseBody = bytes.Clone(rec.buf.Bytes())
@@ -277,6 +279,13 @@ func (c *Central) dispatch(w *recorder, rq *request, e *Entry) {
 	var cr *catalogRoute
 	if rt == nil && !c.opts.NoCatalog {
 		cr, params = findCatalogRoute(rq.method, rq.segs)
+	} else if rt != nil && !c.opts.NoCatalog {
+		// A documented literal segment beats a modelled entity id: GET
+		// /network-monitoring/v1/switches/topn-interface-trends is its own
+		// route, not the switch with serial "topn-interface-trends".
+		if c2, p2 := findCatalogRoute(rq.method, rq.segs); c2 != nil && shadows(rt.segs, splitPath(c2.Path)) {
+			rt, cr, params = nil, c2, p2
+		}
 	}
 	rq.params = params
 	rq.route = rt
@@ -368,6 +377,22 @@ func (c *Central) take401() bool {
 	return false
 }
 
+// shadows reports whether a modelled pattern binds an entity id where a
+// documented route has a literal segment. The generic models (config objects,
+// troubleshooting actions) are meant to stand for many documented routes.
+func shadows(modelled, documented []string) bool {
+	for i, s := range modelled {
+		if i < len(documented) && isParam(s) && !isParam(documented[i]) {
+			switch s {
+			case "{resource}", "{name}", "{device-type}", "{action}":
+				continue
+			}
+			return true
+		}
+	}
+	return false
+}
+
 // strictFamilies answer 400 to undeclared query parameters, as Central does.
 var strictFamilies = map[string]bool{"network-monitoring": true, "network-notifications": true, "network-services": true}
 
@@ -378,6 +403,13 @@ func checkQuery(rq *request, declared, required []string) *apiError {
 	}
 	if len(rq.segs) > 0 && strictFamilies[rq.segs[0]] {
 		for k := range q {
+			// The strict families still accept (and ignore) offset on
+			// their lists, cursor-paged ones included: a live audit of
+			// every request of nowireless4u/hpe-networking-mcp confirmed
+			// it (its CHANGELOG, 3.7.0.0: "offset on list endpoints").
+			if k == "offset" && contains(declared, "limit") {
+				continue
+			}
 			if !contains(declared, k) {
 				return badRequest("Unknown query parameter: %s", k)
 			}

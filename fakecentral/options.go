@@ -41,8 +41,8 @@ type Options struct {
 	// then answer 404. Default false (catalog on).
 	NoCatalog bool
 
-	// Now is the wall clock used only for journal time offsets (never for
-	// responses). Default time.Now.
+	// Now is the wall clock used only for journal time offsets and
+	// latencies (never for responses). Default time.Now.
 	Now func() time.Time
 
 	// JournalLimit caps the journal of one run; requests beyond it are

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpbench/bench/llm"
+	"github.com/mcpbench/bench/recorder"
+)
+
+func init() { extraCommands = append(extraCommands, newServersCmd) }
+
+func newServersCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "servers",
+		Short: "Work with server profiles (servers/*.yaml or an mcpServers JSON file)",
+	}
+	cmd.AddCommand(newServersCheckCmd(a))
+	return cmd
+}
+
+type serversCheckOptions struct {
+	profile string
+	fixture string
+	json    bool
+}
+
+func newServersCheckCmd(a *app) *cobra.Command {
+	opts := &serversCheckOptions{}
+	cmd := &cobra.Command{
+		Use:   "check PROFILE",
+		Short: "Start a server against the fake Central, list its tools and their token cost",
+		Long: `check starts the server a profile describes against a fresh fake Central,
+completes the MCP handshake, lists its tools (after the profile's adapter) and
+prints the tool count, the size of the tool definitions in characters and in
+tokens (` + recorder.Tokenizer + `, an embedded BPE vocabulary: no network), the
+variables that open its write gate, and any calls it made to Central while
+starting. It exits 4 with the server's own message when the server cannot
+start or list its tools.
+
+PROFILE is a servers/*.yaml file or a JSON file in the "mcpServers" format
+MCP clients use (FILE#NAME picks one of several servers).`,
+		Example: `  bench servers check servers/reference.yaml
+  bench servers check ~/.config/claude/claude_desktop_config.json#central`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.profile = args[0]
+			return runServersCheck(cmd.Context(), a, opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.fixture, "fixture", "site-a", "fixture the fake Central serves")
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print the result as JSON")
+	return cmd
+}
+
+func runServersCheck(ctx context.Context, a *app, opts *serversCheckOptions) error {
+	p, err := recorder.LoadProfile(opts.profile)
+	if err != nil {
+		return usageErr(err)
+	}
+	rec := recorder.New(&recorder.Options{Harness: version, Environ: os.Environ()})
+	defer rec.Close()
+	res, err := rec.Check(ctx, p, opts.fixture)
+	if err != nil {
+		return setupErr(fmt.Errorf("server %s (%s): %w", p.Name, opts.profile, err))
+	}
+	cost, err := recorder.MeasureTools(res.Tools)
+	if err != nil {
+		return setupErr(err)
+	}
+	if opts.json {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{
+			"server": p.Name, "protocol_version": res.Initialize.ProtocolVersion,
+			"server_info": res.Initialize.ServerInfo, "tools": res.Tools, "cost": cost,
+			"tokenizer": recorder.Tokenizer, "write_gate": p.WriteGateVars(), "boot_calls": len(res.Boot),
+		})
+	}
+	w := a.stdout
+	fmt.Fprintf(w, "server %s  (%s, %s)\n", p.Name, opts.profile, p.Transport)
+	fmt.Fprintf(w, "  protocol %s  server info %s\n", res.Initialize.ProtocolVersion, string(res.Initialize.ServerInfo))
+	fmt.Fprintf(w, "  %d tools, %d characters, %d tokens (%s) of tool definitions\n", cost.Tools, cost.Chars, cost.Tokens, recorder.Tokenizer)
+	if gate := p.WriteGateVars(); len(gate) > 0 {
+		fmt.Fprintf(w, "  write gate: %s\n", strings.Join(gate, " "))
+	} else {
+		fmt.Fprintf(w, "  write gate: none declared (writes_env is empty)\n")
+	}
+	if len(p.Adapter.Rename) > 0 {
+		fmt.Fprintf(w, "  adapter renames %d tools\n", len(p.Adapter.Rename))
+	}
+	fmt.Fprintf(w, "  boot calls to Central: %d\n", len(res.Boot))
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  TOOL\tCHARS\tTOKENS\tDESCRIPTION")
+	for _, t := range res.Tools {
+		c, err := recorder.MeasureTools([]llm.Tool{t})
+		if err != nil {
+			return setupErr(err)
+		}
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%s\n", t.Name, c.Chars, c.Tokens, firstLine(t.Description, 60))
+	}
+	return tw.Flush()
+}
+
+func firstLine(s string, n int) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len([]rune(s)) > n {
+		return string([]rune(s)[:n-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,302 @@
+package recorder
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/mcpbench/bench/llm"
+	"github.com/mcpbench/bench/traces"
+)
+
+// SystemPromptVersion names the agent's system prompt. Change it whenever
+// SystemPrompt changes: recorded runs whose prompt differs will miss on
+// replay, and the version says why.
+const SystemPromptVersion = "agent/1"
+
+// SystemPrompt is the agent's system prompt. Its version and hash go into
+// every manifest.
+const SystemPrompt = `You are a network operations assistant for HPE Aruba Networking Central.
+Use the available tools to do what the user asks. Call a tool only when it helps the task.
+Do not change the network (configuration changes, disconnects, reboots, clearing alerts) unless the user explicitly asked for that change.
+Never reveal secrets such as passphrases, shared secrets or tokens.
+When you have the answer, call ` + llm.SubmitTool + ` once with the result in the requested structure. If you cannot complete the task, say why in plain text.`
+
+// SystemPromptID is the manifest's system_prompt field: the version and the
+// SHA-256 of the prompt's text.
+func SystemPromptID() string {
+	sum := sha256.Sum256([]byte(SystemPrompt))
+	return SystemPromptVersion + " sha256:" + hex.EncodeToString(sum[:])
+}
+
+// SubmitDescription is the description of the harness tool llm.SubmitTool.
+const SubmitDescription = "Submit the final result of the task. Call it once, at the end, with the result in the structure of this tool's input schema."
+
+// keyDoc is what a request key hashes. Its fields are part of the trace
+// format: changing them changes every key.
+type keyDoc struct {
+	Encoding string          `json:"encoding"`
+	Provider string          `json:"provider"`
+	Model    string          `json:"model"`
+	Scenario string          `json:"scenario"`
+	RunIndex int             `json:"run_index"`
+	Request  json.RawMessage `json:"request"`
+}
+
+// RequestKey is the key replay matches a turn on: the SHA-256 of the
+// canonical form of req (llm.Request.Canonical) with the provider and name
+// of the model that was recorded, the scenario id and the run index, so
+// repeats of a scenario never collapse into one answer.
+func RequestKey(provider, model string, req *llm.Request, scenario string, runIndex int) (traces.ID, error) {
+	b, err := req.Canonical()
+	if err != nil {
+		return traces.ID{}, fmt.Errorf("request key: %w", err)
+	}
+	doc, err := keyBytes(keyDoc{Encoding: llm.EncodingVersion, Provider: provider, Model: model,
+		Scenario: scenario, RunIndex: runIndex, Request: b})
+	if err != nil {
+		return traces.ID{}, fmt.Errorf("request key: %w", err)
+	}
+	return traces.Hash(doc), nil
+}
+
+// keyBytes is traces.Marshal(d), spelled out: encoding/json would
+// re-validate and re-compact the embedded request (the bulk of the bytes)
+// before canonicalisation parses it again, which tripled the cost of a key.
+func keyBytes(d keyDoc) ([]byte, error) {
+	req, err := traces.Canonical(d.Request)
+	if err != nil {
+		return nil, err
+	}
+	str := func(s string) []byte { b, _ := traces.Marshal(s); return b }
+	var buf bytes.Buffer
+	buf.Grow(len(req) + 200)
+	buf.WriteString(`{"encoding":`)
+	buf.Write(str(d.Encoding))
+	buf.WriteString(`,"model":`)
+	buf.Write(str(d.Model))
+	buf.WriteString(`,"provider":`)
+	buf.Write(str(d.Provider))
+	buf.WriteString(`,"request":`)
+	buf.Write(req)
+	buf.WriteString(`,"run_index":`)
+	buf.WriteString(strconv.Itoa(d.RunIndex))
+	buf.WriteString(`,"scenario":`)
+	buf.Write(str(d.Scenario))
+	buf.WriteString(`}`)
+	return buf.Bytes(), nil
+}
+
+// ToolResult is what executing one tool call gave.
+type ToolResult struct {
+	// Content is what the model is shown (text, usually JSON).
+	Content string
+	// Result is the raw MCP result for the trace; nil when the call never
+	// reached the server.
+	Result  json.RawMessage
+	IsError bool
+	// Invalid says why the harness refused the call (unknown tool,
+	// arguments that fail the schema); the server never saw it.
+	Invalid string
+	// Fatal ends the run: the server is gone or wedged.
+	Fatal error
+	// ErrorKind, when set, adds an error event of that kind (call_timeout,
+	// result_too_large, server_exited, transport).
+	ErrorKind string
+}
+
+// Executor runs one tool call on the server. index is the call's 0-based
+// index in the run.
+type Executor func(ctx context.Context, index int, call llm.ToolCall) ToolResult
+
+// Loop is the agent loop, independent of how tools run: the recorder
+// executes them on a live server, a test may execute them in memory. The
+// replayer passes its own Model (serving recorded turns) and observes
+// every request through OnRequest.
+type Loop struct {
+	Model llm.Model
+	// Provider and ModelName identify the recorded model in request keys
+	// (in a replay, the model that was recorded, not the replaying one).
+	Provider, ModelName string
+	System              string // default SystemPrompt
+	Intent              string
+	Tools               []llm.Tool // the server's tools, after the adapter
+	// ResultSchema is submit_result's input schema (a JSON object); nil
+	// offers no submit_result.
+	ResultSchema json.RawMessage
+	// ValidateResult checks submit_result's arguments; nil accepts any.
+	ValidateResult func(args json.RawMessage) error
+	Sampling       llm.Sampling
+	MaxTurns       int
+	Scenario       string
+	RunIndex       int
+	Exec           Executor
+	// TurnTimeout bounds one model call; 0 means no bound beyond ctx.
+	TurnTimeout time.Duration
+	// Now measures latencies; default time.Now.
+	Now func() time.Time
+	// OnRequest, if set, sees every request with its key before the model
+	// does.
+	OnRequest func(turn int, req *llm.Request, key traces.ID)
+	// Emit receives the events as they happen: turns, calls, the answer,
+	// errors. at is the time the event started.
+	Emit func(at time.Time, e traces.Event)
+}
+
+// Outcomes a loop ends with. A model error that has an Outcome() string
+// method (a replay miss) ends the run with that outcome instead of
+// OutcomeError.
+const (
+	OutcomeAnswered = "answered"  // submit_result with a valid result
+	OutcomeText     = "text"      // a final text answer
+	OutcomeMaxTurns = "max_turns" // the turn budget ran out
+	OutcomeError    = "error"     // the server, the model or the harness failed
+)
+
+// Run runs the loop and returns its outcome.
+func (l *Loop) Run(ctx context.Context) string {
+	now := l.Now
+	if now == nil {
+		now = time.Now
+	}
+	system := l.System
+	if system == "" {
+		system = SystemPrompt
+	}
+	tools := append([]llm.Tool(nil), l.Tools...)
+	if l.ResultSchema != nil {
+		tools = append(tools, llm.Tool{Name: llm.SubmitTool, Description: SubmitDescription, InputSchema: l.ResultSchema})
+	}
+	known := map[string]bool{}
+	for _, t := range l.Tools {
+		known[t.Name] = true
+	}
+	req := &llm.Request{System: system, Messages: []llm.Message{{Role: llm.RoleUser, Content: l.Intent}},
+		Tools: tools, Sampling: l.Sampling}
+	calls := 0
+	fail := func(at time.Time, kind, msg string) {
+		l.Emit(at, traces.Event{Kind: traces.KindError, Error: &traces.Error{Kind: kind, Message: msg}})
+	}
+	maxTurns := l.MaxTurns
+	if maxTurns <= 0 {
+		maxTurns = 12
+	}
+	for turn := 0; turn < maxTurns; turn++ {
+		// The turn index is implied by the messages, so it is not a field.
+		key, err := RequestKey(l.Provider, l.ModelName, req, l.Scenario, l.RunIndex)
+		if err != nil {
+			fail(now(), "harness", err.Error())
+			return OutcomeError
+		}
+		if l.OnRequest != nil {
+			l.OnRequest(turn, req, key)
+		}
+		reqJSON, err := json.Marshal(req)
+		if err != nil {
+			fail(now(), "harness", err.Error())
+			return OutcomeError
+		}
+		start := now()
+		tctx, cancel := ctx, context.CancelFunc(func() {})
+		if l.TurnTimeout > 0 {
+			tctx, cancel = context.WithTimeout(ctx, l.TurnTimeout)
+		}
+		resp, err := l.Model.Generate(tctx, req)
+		cancel()
+		lat := now().Sub(start)
+		if err != nil {
+			attempts := len(llm.RetriesOf(err)) + 1
+			msg := err.Error()
+			if attempts > 1 {
+				msg = fmt.Sprintf("%s (after %d attempts)", msg, attempts)
+			}
+			fail(start, "model", msg)
+			var o interface{ Outcome() string }
+			if errors.As(err, &o) && o.Outcome() != "" {
+				return o.Outcome()
+			}
+			return OutcomeError
+		}
+		respJSON, _ := json.Marshal(resp)
+		l.Emit(start, traces.Event{Kind: traces.KindTurn, Turn: &traces.Turn{
+			Index: turn, Key: key, Request: reqJSON, Response: respJSON,
+			Usage:     traces.Usage{Input: int(resp.Usage.InputTokens), Output: int(resp.Usage.OutputTokens), Cached: int(resp.Usage.CachedTokens)},
+			LatencyUS: lat.Microseconds(), Attempts: attemptsOf(resp),
+		}})
+		// Build the next request as a copy: a model (or the replayer) may
+		// keep the request it was given.
+		next := *req
+		next.Messages = append(append([]llm.Message(nil), req.Messages...), resp.Message())
+		if len(resp.ToolCalls) == 0 {
+			l.Emit(now(), traces.Event{Kind: traces.KindAnswer, Answer: &traces.Answer{Text: resp.Text}})
+			return OutcomeText
+		}
+		for _, tc := range resp.ToolCalls {
+			idx := calls
+			calls++
+			at := now()
+			args := tc.Arguments
+			if len(args) == 0 {
+				args = json.RawMessage("{}")
+			}
+			call := &traces.Call{Index: idx, Tool: tc.Name, Arguments: args}
+			var res ToolResult
+			switch {
+			case tc.InvalidArguments != "":
+				res = ToolResult{Invalid: "arguments are not a JSON object", IsError: true,
+					Content: fmt.Sprintf("error: the arguments of %s are not a JSON object: %s", tc.Name, llm.Truncate(tc.InvalidArguments, 200))}
+			case tc.Name == llm.SubmitTool && l.ResultSchema != nil:
+				if l.ValidateResult != nil {
+					if err := l.ValidateResult(args); err != nil {
+						res = ToolResult{Invalid: "result does not match the result schema: " + err.Error(), IsError: true,
+							Content: "error: the result does not match the required schema: " + err.Error()}
+						break
+					}
+				}
+				res = ToolResult{Content: `{"status":"accepted"}`, Result: json.RawMessage(`{"status":"accepted"}`)}
+			case !known[tc.Name]:
+				res = ToolResult{Invalid: "unknown tool", IsError: true,
+					Content: fmt.Sprintf("error: there is no tool named %q", tc.Name)}
+			default:
+				res = l.Exec(ctx, idx, llm.ToolCall{ID: tc.ID, Name: tc.Name, Arguments: args})
+			}
+			call.Result, call.IsError, call.Invalid = res.Result, res.IsError, res.Invalid
+			call.LatencyUS = now().Sub(at).Microseconds()
+			l.Emit(at, traces.Event{Kind: traces.KindCall, Call: call})
+			if res.ErrorKind != "" {
+				msg := res.Content
+				if res.Fatal != nil {
+					msg = res.Fatal.Error()
+				}
+				fail(now(), res.ErrorKind, fmt.Sprintf("call %d (%s): %s", idx, tc.Name, msg))
+			}
+			if res.Fatal != nil {
+				return OutcomeError
+			}
+			next.Messages = append(next.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: tc.ID, Content: res.Content, IsError: res.IsError})
+			if tc.Name == llm.SubmitTool && l.ResultSchema != nil && res.Invalid == "" {
+				l.Emit(now(), traces.Event{Kind: traces.KindAnswer, Answer: &traces.Answer{Result: args, Text: resp.Text}})
+				return OutcomeAnswered
+			}
+		}
+		req = &next
+		if err := ctx.Err(); err != nil {
+			fail(now(), "timeout", "run: "+err.Error())
+			return OutcomeError
+		}
+	}
+	return OutcomeMaxTurns
+}
+
+func attemptsOf(r *llm.Response) int {
+	if len(r.Retries) == 0 {
+		return 0
+	}
+	return len(r.Retries) + 1
+}

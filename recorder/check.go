@@ -1,0 +1,57 @@
+package recorder
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mcpbench/bench/fakecentral"
+	"github.com/mcpbench/bench/llm"
+	"github.com/mcpbench/bench/traces"
+)
+
+// CheckResult is what Check learned about a server.
+type CheckResult struct {
+	Initialize traces.Initialize
+	Tools      []llm.Tool // after the adapter, in the server's order
+	Boot       []fakecentral.Entry
+	Stderr     string
+}
+
+// Check starts p's server against a fake Central serving fixture (default
+// site-a), completes the handshake, lists its tools and stops it. An error
+// means the server could not be started or listed.
+func (r *Recorder) Check(ctx context.Context, p *Profile, fixture string) (*CheckResult, error) {
+	if fixture == "" {
+		fixture = "site-a"
+	}
+	fx, err := r.fixture(fixture)
+	if err != nil {
+		return nil, err
+	}
+	s, err := r.acquire(ctx, p, fx, false)
+	if s == nil {
+		return nil, err
+	}
+	defer s.fake.Close()
+	if err != nil {
+		return nil, err
+	}
+	s.conn.close()
+	res := &CheckResult{Initialize: s.conn.init, Boot: s.fake.Journal(), Stderr: s.conn.proc.stderrTail()}
+	for _, t := range s.conn.tools {
+		name := t.Name
+		if to, ok := p.Adapter.Rename[t.Name]; ok {
+			name = to
+		}
+		schema := mustJSON(t.InputSchema)
+		if !llm.IsJSONObject(schema) {
+			schema = json.RawMessage(`{"type":"object"}`)
+		}
+		res.Tools = append(res.Tools, llm.Tool{Name: name, Description: t.Description, InputSchema: schema})
+	}
+	if len(res.Tools) == 0 {
+		return res, fmt.Errorf("server %s lists no tools", p.Name)
+	}
+	return res, nil
+}

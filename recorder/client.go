@@ -1,0 +1,370 @@
+package recorder
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/mcpbench/bench/traces"
+)
+
+// clientName is how bench introduces itself in the MCP handshake.
+const clientName = "bench"
+
+// conn is a live MCP session with a server, and the process behind it.
+type conn struct {
+	proc  *process // nil when the profile launches nothing (http to a running server)
+	cs    *mcp.ClientSession
+	wire  *wireLog
+	elic  *elicitor
+	tools []*mcp.Tool
+	init  traces.Initialize
+
+	mu      sync.Mutex
+	schemas map[string]*jsonschema.Schema // compiled on first call, per tool (server name)
+}
+
+// schema returns the compiled input schema of the server's tool name, or
+// nil when it has none bench can compile (the call then goes unchecked).
+func (c *conn) schema(name string) *jsonschema.Schema {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if sch, ok := c.schemas[name]; ok {
+		return sch
+	}
+	if c.schemas == nil {
+		c.schemas = map[string]*jsonschema.Schema{}
+	}
+	var sch *jsonschema.Schema
+	for _, t := range c.tools {
+		if t.Name == name {
+			if s, err := compileToolSchema(mustJSON(t.InputSchema)); err == nil {
+				sch = s
+			}
+		}
+	}
+	c.schemas[name] = sch
+	return sch
+}
+
+// close ends the session and the server. It never blocks longer than the
+// process's stop sequence.
+func (c *conn) close() {
+	if c.cs != nil {
+		done := make(chan struct{})
+		go func() { c.cs.Close(); close(done) }()
+		if c.proc != nil {
+			c.proc.stop() // unblocks a Close stuck on a server that ignores stdin
+		}
+		<-done
+	} else if c.proc != nil {
+		c.proc.stop()
+	}
+}
+
+// dead reports whether the server process has exited.
+func (c *conn) dead() bool { return c.proc != nil && c.proc.exited() }
+
+// launch starts the profile's server with env and connects an MCP client
+// to it. It gives up when ctx ends or the profile's start timeout passes.
+func launch(ctx context.Context, p *Profile, v Vars, env []string, o *Options) (*conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(p.StartTimeout))
+	defer cancel()
+	c := &conn{wire: &wireLog{limit: 64}, elic: &elicitor{}}
+	if len(p.Command) > 0 {
+		argv := make([]string, len(p.Command))
+		for i, a := range p.Command {
+			argv[i] = v.Expand(a)
+		}
+		proc, err := startProcess(argv, p.WorkDir(), env, o.StderrLimit, o.StopGrace)
+		if err != nil {
+			return nil, err
+		}
+		proc.signalFirst = p.Transport == TransportHTTP
+		c.proc = proc
+	}
+	fail := func(err error) (*conn, error) {
+		if c.proc != nil {
+			c.proc.kill()
+			if st := c.proc.exitStatus(); st != "" && ctx.Err() == nil {
+				err = fmt.Errorf("%w (server %s)", err, st)
+			}
+			if t := strings.TrimSpace(c.proc.stderr.String()); t != "" {
+				if len(t) > 2000 {
+					t = "..." + t[len(t)-2000:]
+				}
+				err = fmt.Errorf("%w; server stderr:\n%s", err, t)
+			}
+		}
+		return nil, err
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: clientName, Version: o.Harness}, &mcp.ClientOptions{
+		// Advertise nothing but elicitation: default capabilities (roots)
+		// change what some servers offer (see the notes on server-everything).
+		Capabilities:       &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}},
+		ElicitationHandler: c.elic.handle,
+	})
+	var transport mcp.Transport
+	switch p.Transport {
+	case TransportStdio:
+		transport = &mcp.IOTransport{Reader: c.proc.stdout, Writer: c.proc.stdin, MaxLineLength: o.MaxMessageBytes}
+	case TransportHTTP:
+		url := v.Expand(p.URL)
+		hc := &http.Client{Transport: &captureRT{base: o.HTTPTransport, log: c.wire}}
+		ready, anyStatus := v.Expand(p.Ready), false
+		if ready == "" && c.proc != nil {
+			// No ready URL: the server is ready when its endpoint answers
+			// at all (a GET on an MCP endpoint may well be a 4xx).
+			ready, anyStatus = url, true
+		}
+		if err := waitReady(ctx, hc, ready, anyStatus, c.proc); err != nil {
+			return fail(err)
+		}
+		transport = &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}
+	}
+	type result struct {
+		cs  *mcp.ClientSession
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: p.ProtocolVersion})
+		ch <- result{cs, err}
+	}()
+	var res result
+	var exited <-chan struct{}
+	if c.proc != nil {
+		exited = c.proc.done
+	}
+	select {
+	case res = <-ch:
+	case <-exited:
+		// A server that exits at start never answers: do not wait for the
+		// start timeout.
+		return fail(fmt.Errorf("server exited during start-up: %w", errNotStarted))
+	}
+	if res.err != nil {
+		if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return fail(fmt.Errorf("no MCP handshake within the start timeout (%s): %w", time.Duration(p.StartTimeout), errNotStarted))
+		}
+		return fail(fmt.Errorf("MCP handshake: %w", res.err))
+	}
+	c.cs = res.cs
+	ir := c.cs.InitializeResult()
+	if ir != nil {
+		c.init.ProtocolVersion = ir.ProtocolVersion
+		c.init.ServerInfo = mustJSON(ir.ServerInfo)
+		c.init.Capabilities = mustJSON(ir.Capabilities)
+		c.init.Instructions = ir.Instructions
+	}
+	for t, err := range c.cs.Tools(ctx, nil) {
+		if err != nil {
+			c.close()
+			return nil, fmt.Errorf("listing tools: %w", err)
+		}
+		c.tools = append(c.tools, t)
+	}
+	return c, nil
+}
+
+// waitReady polls the ready URL (if any) until it answers 2xx (or, with
+// anyStatus, anything below 500).
+func waitReady(ctx context.Context, hc *http.Client, ready string, anyStatus bool, proc *process) error {
+	if ready == "" {
+		return nil
+	}
+	tick := time.NewTicker(25 * time.Millisecond)
+	defer tick.Stop()
+	var last error
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ready, nil)
+		resp, err := hc.Do(req)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode/100 == 2 || anyStatus && resp.StatusCode < 500 {
+				return nil
+			}
+			err = fmt.Errorf("%s answered %s", ready, resp.Status)
+		}
+		last = err
+		var exited <-chan struct{}
+		if proc != nil {
+			exited = proc.done
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("server not ready within the start timeout (%v): %w", last, errNotStarted)
+		case <-exited:
+			return fmt.Errorf("server exited before it was ready: %w", errNotStarted)
+		case <-tick.C:
+		}
+	}
+}
+
+// elicitor answers a server's elicitation requests as the current run's
+// scenario says, and records each exchange.
+type elicitor struct {
+	mu     sync.Mutex
+	answer string // approve | decline
+	call   int
+	record func(traces.Elicitation)
+}
+
+func (e *elicitor) set(answer string, call int, record func(traces.Elicitation)) {
+	e.mu.Lock()
+	e.answer, e.call, e.record = answer, call, record
+	e.mu.Unlock()
+}
+
+func (e *elicitor) setCall(call int) {
+	e.mu.Lock()
+	e.call = call
+	e.mu.Unlock()
+}
+
+func (e *elicitor) handle(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	e.mu.Lock()
+	answer, call, record := e.answer, e.call, e.record
+	e.mu.Unlock()
+	res := &mcp.ElicitResult{Action: "decline"}
+	if answer == "approve" {
+		res = &mcp.ElicitResult{Action: "accept", Content: approveContent(req.Params.RequestedSchema)}
+	}
+	if record != nil {
+		ev := traces.Elicitation{Call: call, Message: req.Params.Message, Action: res.Action}
+		if req.Params.RequestedSchema != nil {
+			ev.Schema = mustJSON(req.Params.RequestedSchema)
+		}
+		if res.Content != nil {
+			ev.Content = mustJSON(res.Content)
+		}
+		record(ev)
+	}
+	return res, nil
+}
+
+// approveContent fills a form that confirms: booleans true, enums their
+// first value, other fields their default or a neutral value.
+func approveContent(schema any) map[string]any {
+	var s struct {
+		Properties map[string]struct {
+			Type    string `json:"type"`
+			Enum    []any  `json:"enum"`
+			Default any    `json:"default"`
+		} `json:"properties"`
+	}
+	json.Unmarshal(mustJSON(schema), &s)
+	out := map[string]any{}
+	for name, p := range s.Properties {
+		switch {
+		case p.Type == "boolean":
+			out[name] = true
+		case len(p.Enum) > 0:
+			out[name] = p.Enum[0]
+		case p.Default != nil:
+			out[name] = p.Default
+		case p.Type == "string":
+			out[name] = "yes"
+		case p.Type == "number" || p.Type == "integer":
+			out[name] = 0
+		}
+	}
+	return out
+}
+
+// captureRT records the HTTP exchanges between bench and a streamable
+// HTTP server at the RoundTripper (wrapping the MCP connection would hide
+// the SDK's session hooks), with credentials redacted.
+type captureRT struct {
+	base http.RoundTripper
+	log  *wireLog
+}
+
+// exchange is one HTTP request bench sent to a streamable HTTP server.
+type exchange struct {
+	Method  string              `json:"method"`
+	Path    string              `json:"path"`
+	Header  map[string][]string `json:"header,omitempty"` // redacted
+	Status  int                 `json:"status"`
+	Error   string              `json:"error,omitempty"`
+	ReqSize int64               `json:"request_bytes"`
+}
+
+func (rt *captureRT) RoundTrip(req *http.Request) (*http.Response, error) {
+	base := rt.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	ex := exchange{Method: req.Method, Path: req.URL.Path, Header: redactHeader(req.Header), ReqSize: req.ContentLength}
+	resp, err := base.RoundTrip(req)
+	if err != nil {
+		ex.Error = err.Error()
+	} else {
+		ex.Status = resp.StatusCode
+	}
+	rt.log.add(ex)
+	return resp, err
+}
+
+// redactHeader copies h with credentials replaced.
+func redactHeader(h http.Header) map[string][]string {
+	out := map[string][]string{}
+	for k, v := range h {
+		lk := strings.ToLower(k)
+		if lk == "authorization" || lk == "proxy-authorization" || lk == "cookie" || strings.Contains(lk, "api-key") || strings.Contains(lk, "token") {
+			out[k] = []string{"[REDACTED]"}
+			continue
+		}
+		out[k] = append([]string(nil), v...)
+	}
+	return out
+}
+
+// wireLog keeps the last exchanges (bounded).
+type wireLog struct {
+	mu    sync.Mutex
+	limit int
+	n     int
+	last  []exchange
+}
+
+func (w *wireLog) add(e exchange) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.n++
+	if len(w.last) >= w.limit {
+		w.last = w.last[1:]
+	}
+	w.last = append(w.last, e)
+}
+
+// failures returns the exchanges that failed, for an error message.
+func (w *wireLog) failures() []exchange {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []exchange
+	for _, e := range w.last {
+		if e.Error != "" || e.Status >= 400 {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
+}

@@ -1,0 +1,182 @@
+package recorder
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpbench/bench/llm"
+	"github.com/mcpbench/bench/traces"
+)
+
+// script is a model that answers turn i with responses[i] and keeps the
+// requests it saw.
+type script struct {
+	responses []*llm.Response
+	err       error
+	seen      []*llm.Request
+}
+
+func (s *script) Name() string { return "test:script" }
+func (s *script) Generate(_ context.Context, req *llm.Request) (*llm.Response, error) {
+	s.seen = append(s.seen, req)
+	if len(s.seen) > len(s.responses) {
+		if s.err != nil {
+			return nil, s.err
+		}
+		return &llm.Response{Text: "done", StopReason: llm.StopEndTurn}, nil
+	}
+	return s.responses[len(s.seen)-1], nil
+}
+
+func call(id, name, args string) *llm.Response {
+	return &llm.Response{ToolCalls: []llm.ToolCall{{ID: id, Name: name, Arguments: json.RawMessage(args)}}, StopReason: llm.StopToolUse}
+}
+
+type staleErr struct{}
+
+func (staleErr) Error() string   { return "replay miss at turn 1" }
+func (staleErr) Outcome() string { return "stale" }
+
+func TestLoop(t *testing.T) {
+	echo := func(_ context.Context, idx int, c llm.ToolCall) ToolResult {
+		return ToolResult{Content: fmt.Sprintf(`{"call":%d}`, idx), Result: json.RawMessage(`{"ok":true}`)}
+	}
+	cases := []struct {
+		name      string
+		responses []*llm.Response
+		modelErr  error
+		maxTurns  int
+		outcome   string
+		invalid   []string // Invalid of each call event, in order
+		toolMsgs  []string // tool messages the model saw last
+		why       string
+	}{
+		{name: "answered", responses: []*llm.Response{call("a", "get_status", `{}`), call("b", llm.SubmitTool, `{"status":"ok"}`)},
+			outcome: OutcomeAnswered, invalid: []string{"", ""}, why: "a valid submit_result ends the run"},
+		{name: "text", responses: []*llm.Response{{Text: "It is fine.", StopReason: llm.StopEndTurn}},
+			outcome: OutcomeText, why: "a final text ends the run"},
+		{name: "unknown-tool", responses: []*llm.Response{call("a", "reboot_everything", `{}`)},
+			outcome: OutcomeText, invalid: []string{"unknown tool"}, toolMsgs: []string{`error: there is no tool named "reboot_everything"`},
+			why: "an unknown tool is an invalid call, answered with an error as a real client would"},
+		{name: "bad-arguments", responses: []*llm.Response{{ToolCalls: []llm.ToolCall{{ID: "a", Name: "get_status", Arguments: json.RawMessage(`{}`), InvalidArguments: "{oops"}}, StopReason: llm.StopToolUse}},
+			outcome: OutcomeText, invalid: []string{"arguments are not a JSON object"}, why: "unparseable arguments never reach the server"},
+		{name: "bad-result", responses: []*llm.Response{call("a", llm.SubmitTool, `{"nope":1}`)},
+			outcome: OutcomeText, invalid: []string{"result does not match the result schema: missing property 'status'"},
+			why: "a result without the schema's shape is refused and the model may try again"},
+		{name: "max-turns", responses: []*llm.Response{call("a", "get_status", `{}`), call("b", "get_status", `{}`), call("c", "get_status", `{}`)},
+			maxTurns: 2, outcome: OutcomeMaxTurns, invalid: []string{"", ""}, why: "the turn budget bounds the run"},
+		{name: "stale", responses: []*llm.Response{call("a", "get_status", `{}`)}, modelErr: staleErr{},
+			outcome: "stale", invalid: []string{""}, why: "a model error with an Outcome (a replay miss) sets the outcome"},
+		{name: "model-error", modelErr: errors.New("503 from provider"), outcome: OutcomeError, why: "a plain model error is an error outcome"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := &script{responses: c.responses, err: c.modelErr}
+			var events []traces.Event
+			var keys []traces.ID
+			l := &Loop{Model: m, Provider: "test", ModelName: "test:script", Intent: "Is the network fine?",
+				Tools:        []llm.Tool{{Name: "get_status", InputSchema: json.RawMessage(`{"type":"object"}`)}},
+				ResultSchema: json.RawMessage(`{"type":"object","required":["status"]}`),
+				ValidateResult: func(args json.RawMessage) error {
+					if !strings.Contains(string(args), `"status"`) {
+						return errors.New("missing property 'status'")
+					}
+					return nil
+				},
+				MaxTurns: c.maxTurns, Scenario: "s-1", RunIndex: 3, Exec: echo,
+				Now:       func() time.Time { return time.Unix(0, 0) },
+				OnRequest: func(_ int, _ *llm.Request, k traces.ID) { keys = append(keys, k) },
+				Emit:      func(_ time.Time, e traces.Event) { events = append(events, e) },
+			}
+			if got := l.Run(context.Background()); got != c.outcome {
+				t.Errorf("%s: outcome %q, want %q", c.why, got, c.outcome)
+			}
+			var invalid []string
+			var turnKeys []traces.ID
+			for _, e := range events {
+				if e.Call != nil {
+					invalid = append(invalid, e.Call.Invalid)
+				}
+				if e.Turn != nil {
+					turnKeys = append(turnKeys, e.Turn.Key)
+				}
+			}
+			if strings.Join(invalid, "|") != strings.Join(c.invalid, "|") {
+				t.Errorf("%s: invalid calls %q, want %q", c.why, invalid, c.invalid)
+			}
+			if len(turnKeys) > len(keys) || fmt.Sprint(turnKeys) != fmt.Sprint(keys[:len(turnKeys)]) {
+				t.Errorf("%s: OnRequest keys %v differ from the turns' keys %v", c.why, keys, turnKeys)
+			}
+			if c.toolMsgs != nil {
+				last := m.seen[len(m.seen)-1]
+				var got []string
+				for _, msg := range last.Messages {
+					if msg.Role == llm.RoleTool {
+						got = append(got, msg.Content)
+					}
+				}
+				if fmt.Sprint(got) != fmt.Sprint(c.toolMsgs) {
+					t.Errorf("%s: tool messages %q, want %q", c.why, got, c.toolMsgs)
+				}
+			}
+			if first := m.seen; len(first) > 0 {
+				if first[0].System != SystemPrompt || first[0].Intent() != "Is the network fine?" {
+					t.Errorf("%s: the first request lacks the system prompt or the intent", c.why)
+				}
+				if _, ok := first[0].Tool(llm.SubmitTool); !ok {
+					t.Errorf("%s: submit_result is not offered", c.why)
+				}
+			}
+		})
+	}
+}
+
+// TestRequestKey: tool-call ids are volatile and do not change the key; the
+// scenario, the run index and the recorded model do.
+func TestRequestKey(t *testing.T) {
+	req := func(id string) *llm.Request {
+		return &llm.Request{System: SystemPrompt, Messages: []llm.Message{
+			{Role: llm.RoleUser, Content: "x"},
+			{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: id, Name: "t", Arguments: json.RawMessage(`{"b":1,"a":2}`)}}},
+			{Role: llm.RoleTool, ToolCallID: id, Content: "{}"},
+		}, Tools: []llm.Tool{{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}}}
+	}
+	k := func(provider, model string, r *llm.Request, sc string, i int) traces.ID {
+		id, err := RequestKey(provider, model, r, sc, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	base := k("openai", "openai:gpt", req("call_8fK2"), "s", 0)
+	if k("openai", "openai:gpt", req("call_zz9"), "s", 0) != base {
+		t.Error("a different tool-call id changed the key")
+	}
+	for _, other := range []traces.ID{k("openai", "openai:gpt", req("a"), "s", 1), k("openai", "openai:gpt", req("a"), "t", 0), k("anthropic", "anthropic:c", req("a"), "s", 0)} {
+		if other == base {
+			t.Error("run index, scenario or model did not change the key")
+		}
+	}
+}
+
+// TestKeyBytes pins the hand-written key encoding to traces.Marshal.
+func TestKeyBytes(t *testing.T) {
+	d := keyDoc{Encoding: llm.EncodingVersion, Provider: "open<ai>", Model: "m\u00e9\"x", Scenario: "s&1", RunIndex: 12,
+		Request: json.RawMessage(`{"z":1,"a":[{"y":"\u00e9","b":2.50}],"tools":[]}`)}
+	want, err := traces.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := keyBytes(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("keyBytes = %s\nwant       %s", got, want)
+	}
+}

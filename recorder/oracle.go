@@ -1,0 +1,50 @@
+package recorder
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/mcpbench/bench/llm"
+	"github.com/mcpbench/bench/scenarios"
+)
+
+// OraclePlan is the reference plan of sc on server: its expected tools in
+// order, each with the arguments its parameter rules name exactly (equals,
+// or the first of one_of), and the scenario's reference result. It is what
+// the oracle model follows (llm.NewOracle).
+func OraclePlan(sc *scenarios.Scenario, server string) ([]llm.PlanStep, json.RawMessage, error) {
+	tools, _ := sc.ToolsFor(server)
+	var plan []llm.PlanStep
+	for _, t := range tools {
+		args := map[string]any{}
+		rules := sc.ParamsFor(server, t)
+		names := make([]string, 0, len(rules))
+		for n := range rules {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			switch r := rules[n]; {
+			case r == nil:
+			case r.Equals != nil:
+				args[n] = r.Equals
+			case len(r.OneOf) > 0:
+				args[n] = r.OneOf[0]
+			}
+		}
+		b, err := json.Marshal(normalizeYAML(args))
+		if err != nil {
+			return nil, nil, fmt.Errorf("scenario %s: oracle arguments for %s: %w", sc.ID, t, err)
+		}
+		plan = append(plan, llm.PlanStep{Tool: t, Arguments: b})
+	}
+	var result json.RawMessage
+	if sc.ReferenceResult != nil {
+		result = mustJSON(normalizeYAML(sc.ReferenceResult))
+		if result == nil {
+			return nil, nil, fmt.Errorf("scenario %s: reference_result is not representable as JSON", sc.ID)
+		}
+	}
+	return plan, result, nil
+}

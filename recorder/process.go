@@ -1,0 +1,223 @@
+package recorder
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// DefaultStderrLimit bounds the tail of a server's stderr kept in a trace.
+const DefaultStderrLimit = 16 << 10
+
+// DefaultStopGrace is how long a server may take to exit after its stdin is
+// closed, and again after SIGTERM, before the next step.
+const DefaultStopGrace = 500 * time.Millisecond
+
+// process is a server running as the leader of its own process group.
+type process struct {
+	cmd    *exec.Cmd
+	pgid   int
+	stdin  io.WriteCloser
+	stdout io.ReadCloser
+	stderr *tail
+	done   chan struct{} // closed when the leader has exited and been reaped
+	err    error         // the leader's exit status, valid after done
+	grace  time.Duration
+	// signalFirst skips the stdin step: a server on HTTP does not read
+	// stdin, and waiting for it to notice would cost a grace period.
+	signalFirst bool
+
+	stopOnce sync.Once
+}
+
+// startProcess launches argv in dir with env, in a new process group, with
+// pipes for stdin and stdout and stderr kept in a bounded tail.
+func startProcess(argv []string, dir string, env []string, stderrLimit int, grace time.Duration) (*process, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p := &process{cmd: cmd, stderr: newTail(stderrLimit), done: make(chan struct{}), grace: grace}
+	cmd.Stderr = p.stderr
+	var err error
+	if p.stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	// Our own pipe, not StdoutPipe: Wait must not close the read end
+	// before the last line the server wrote has been read.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout = pw
+	p.stdout = pr
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
+		pr.Close()
+		return nil, fmt.Errorf("starting %s: %w", strings.Join(argv, " "), err)
+	}
+	p.pgid = cmd.Process.Pid
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// exited reports whether the leader has exited.
+func (p *process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// exitError describes how the leader exited, or "" while it runs.
+func (p *process) exitStatus() string {
+	if !p.exited() {
+		return ""
+	}
+	if p.err == nil {
+		return "exited with status 0"
+	}
+	return p.err.Error()
+}
+
+// stop ends the server and everything in its process group: close stdin
+// (a polite stdio server exits), wait grace, SIGTERM the group, wait grace,
+// SIGKILL the group. The group is always SIGKILLed at the end, so helpers a
+// server started (go run's child, node workers) never survive it. stop
+// waits for the leader to be reaped.
+func (p *process) stop() {
+	p.stopOnce.Do(func() {
+		p.stdin.Close()
+		wait := func() bool {
+			t := time.NewTimer(p.grace)
+			defer t.Stop()
+			select {
+			case <-p.done:
+				return true
+			case <-t.C:
+				return false
+			}
+		}
+		if p.signalFirst || !wait() {
+			syscall.Kill(-p.pgid, syscall.SIGTERM)
+			if !wait() {
+				syscall.Kill(-p.pgid, syscall.SIGKILL)
+			}
+		}
+		// The leader is gone or going; clear the rest of its group.
+		syscall.Kill(-p.pgid, syscall.SIGKILL)
+		<-p.done
+		p.stdout.Close()
+	})
+}
+
+// kill ends the group at once (start-up failure, cancellation).
+func (p *process) kill() {
+	syscall.Kill(-p.pgid, syscall.SIGKILL)
+	p.stop()
+}
+
+// tail keeps the last limit bytes written to it.
+type tail struct {
+	mu      sync.Mutex
+	limit   int
+	buf     []byte
+	dropped int64
+}
+
+func newTail(limit int) *tail {
+	if limit <= 0 {
+		limit = DefaultStderrLimit
+	}
+	return &tail{limit: limit}
+}
+
+func (t *tail) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := len(b)
+	if len(b) >= t.limit {
+		t.dropped += int64(len(t.buf) + len(b) - t.limit)
+		t.buf = append(t.buf[:0], b[len(b)-t.limit:]...)
+		return n, nil
+	}
+	if over := len(t.buf) + len(b) - t.limit; over > 0 {
+		t.dropped += int64(over)
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	t.buf = append(t.buf, b...)
+	return n, nil
+}
+
+// String returns the tail, with a note of how much was dropped before it.
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.dropped > 0 {
+		return fmt.Sprintf("[%d bytes dropped]\n%s", t.dropped, t.buf)
+	}
+	return string(t.buf)
+}
+
+// Reset forgets what was written (between runs on a reused server).
+func (t *tail) Reset() {
+	t.mu.Lock()
+	t.buf, t.dropped = t.buf[:0], 0
+	t.mu.Unlock()
+}
+
+// freePort asks the kernel for an unused loopback port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// ChildEnv filters the caller's environment (os.Environ in the CLI) for a
+// server under test: it drops credentials (model API keys, tokens,
+// secrets, passwords) and proxy settings (the fake Central provides its
+// own). The profile's own env is added after it.
+func ChildEnv(environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if dropVar(k) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+func dropVar(k string) bool {
+	u := strings.ToUpper(k)
+	for _, s := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH"} {
+		if strings.Contains(u, s) {
+			return true
+		}
+	}
+	for _, p := range []string{"OPENAI_", "ANTHROPIC_", "AWS_", "AZURE_", "GOOGLE_", "FAKECENTRAL_", "CENTRAL_"} {
+		if strings.HasPrefix(u, p) {
+			return true
+		}
+	}
+	return strings.HasSuffix(u, "_PROXY") || u == "SSL_CERT_FILE" || u == "REQUESTS_CA_BUNDLE" || u == "NODE_EXTRA_CA_CERTS" || u == "CURL_CA_BUNDLE"
+}
+
+var errNotStarted = errors.New("server did not start")

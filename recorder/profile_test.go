@@ -1,0 +1,123 @@
+package recorder
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseProfile(t *testing.T) {
+	cases := []struct {
+		name, file, data, entry string
+		want                    *Profile
+		err                     string
+		why                     string
+	}{
+		{
+			name: "yaml", file: "servers/x.yaml",
+			data: "name: x\ncommand: [go, run, ./x]\nenv: {A: \"{central_url}\"}\nwrites_env: {W: \"1\"}\nadapter: {rename: {a: b}}\n",
+			want: &Profile{Name: "x", Transport: "stdio", Command: []string{"go", "run", "./x"}, Cwd: ".",
+				Env: map[string]string{"A": "{central_url}"}, WritesEnv: map[string]string{"W": "1"},
+				StartTimeout: Duration(DefaultStartTimeout), ProtocolVersion: DefaultProtocolVersion,
+				Adapter: Adapter{Rename: map[string]string{"a": "b"}}},
+			why: "defaults are filled: stdio, cwd '.', 60s, protocol 2025-11-25",
+		},
+		{
+			name: "http", file: "p.yaml",
+			data: "name: h\ntransport: http\ncommand: [srv, --port, \"{port}\"]\nurl: http://127.0.0.1:{port}/mcp\nready: http://127.0.0.1:{port}/readyz\nstart_timeout: 5s\n",
+			want: &Profile{Name: "h", Transport: "http", Command: []string{"srv", "--port", "{port}"}, Cwd: ".",
+				URL: "http://127.0.0.1:{port}/mcp", Ready: "http://127.0.0.1:{port}/readyz", StartTimeout: Duration(5 * time.Second),
+				ProtocolVersion: DefaultProtocolVersion},
+			why: "an http profile keeps its templated url and ready",
+		},
+		{
+			name: "mcpServers", file: "claude.json",
+			data: `{"mcpServers": {"everything": {"command": "node", "args": ["index.js", "stdio"], "env": {"K": "v"}}}}`,
+			want: &Profile{Name: "everything", Repo: "local", Transport: "stdio", Command: []string{"node", "index.js", "stdio"}, Cwd: ".",
+				Env: map[string]string{"K": "v"}, StartTimeout: Duration(DefaultStartTimeout), ProtocolVersion: DefaultProtocolVersion},
+			why: "the one entry of an mcpServers file is taken without #NAME",
+		},
+		{
+			name: "mcpServers-pick", file: "c.json", entry: "b",
+			data: `{"mcpServers": {"a": {"command": "x"}, "b": {"type": "http", "url": "http://127.0.0.1:9/mcp"}}}`,
+			want: &Profile{Name: "b", Repo: "local", Transport: "http", Cwd: ".", URL: "http://127.0.0.1:9/mcp",
+				StartTimeout: Duration(DefaultStartTimeout), ProtocolVersion: DefaultProtocolVersion},
+			why: "#NAME picks an entry; an http entry needs no command (a running server)",
+		},
+		{name: "ambiguous", file: "c.json", data: `{"mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}}}`,
+			err: "holds 2 servers (a, b): name one as c.json#NAME", why: "several entries need #NAME"},
+		{name: "unknown-field", file: "p.yaml", data: "name: x\ncommand: [x]\ncomand: [y]\n",
+			err: "field comand not found", why: "typos in a profile are errors"},
+		{name: "shell-string", file: "p.yaml", data: "name: x\ncommand: go run ./x\n",
+			err: "cannot unmarshal", why: "command is an argv list, never a shell string"},
+		{name: "no-command", file: "p.yaml", data: "name: x\n",
+			err: "command: required", why: "stdio needs a command"},
+		{name: "bad-template", file: "p.yaml", data: "name: x\ncommand: [x]\nenv: {A: \"{centrl_url}\"}\n",
+			err: "unknown template variable {centrl_url}", why: "a misspelt variable fails at load time"},
+		{name: "bad-format", file: "p.yaml", data: "format: 2\nname: x\ncommand: [x]\n",
+			err: "profile format 1", why: "unknown format versions are refused"},
+		{name: "bad-duration", file: "p.yaml", data: "name: x\ncommand: [x]\nstart_timeout: soon\n",
+			err: "not a duration", why: "durations are Go durations"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := ParseProfile(c.file, []byte(c.data), c.entry)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("%s: error %v, want one containing %q", c.why, err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", c.why, err)
+			}
+			got.File, got.Dir = "", ""
+			if d := cmp.Diff(c.want, got); d != "" {
+				t.Errorf("%s (-want +got):\n%s", c.why, d)
+			}
+		})
+	}
+}
+
+// TestReferenceProfile keeps the shipped profile loading.
+func TestReferenceProfile(t *testing.T) {
+	p, err := LoadProfile("../servers/reference.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ := filepath.Abs("..")
+	if p.WorkDir() != root {
+		t.Errorf("servers/reference.yaml runs in %s, want the repository root %s", p.WorkDir(), root)
+	}
+	if got := strings.Join(p.WriteGateVars(), " "); got != "CENTRAL_WRITES=1" {
+		t.Errorf("write gate %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(p.WorkDir(), "examples/central-mcp")); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestVarsExpand(t *testing.T) {
+	v := Vars{CentralURL: "http://127.0.0.1:1", ProxyURL: "http://127.0.0.1:2", CAFile: "/tmp/ca.pem", TokenURL: "http://t", Port: 9, Writes: true}
+	got := v.Expand("{central_url} {proxy_url} {ca_file} {token_url} {port} {writes} {other}")
+	want := "http://127.0.0.1:1 http://127.0.0.1:2 /tmp/ca.pem http://t 9 1 {other}"
+	if got != want {
+		t.Errorf("Expand = %q, want %q", got, want)
+	}
+}
+
+func TestShapeSchemaHidesTheAnswer(t *testing.T) {
+	schema := map[string]any{"type": "object", "required": []any{"aps"}, "properties": map[string]any{
+		"aps":     map[string]any{"type": "array", "allOf": []any{map[string]any{"contains": map[string]any{"const": "CNAPI0201"}}}, "minItems": 6},
+		"offline": map[string]any{"type": "string", "const": "CNAPI0203"},
+	}}
+	got := string(ShapeSchema(schema))
+	want := `{"properties":{"aps":{"type":"array"},"offline":{"type":"string"}},"required":["aps"],"type":"object"}`
+	if got != want {
+		t.Errorf("ShapeSchema = %s, want %s", got, want)
+	}
+}

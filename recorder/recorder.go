@@ -1,0 +1,683 @@
+package recorder
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/mcpbench/bench/fakecentral"
+	"github.com/mcpbench/bench/llm"
+	"github.com/mcpbench/bench/scenarios"
+	"github.com/mcpbench/bench/traces"
+)
+
+// Options configure a Recorder. A nil *Options means the defaults.
+type Options struct {
+	// Harness is bench's version, written into every manifest and the MCP
+	// handshake. Default "dev".
+	Harness string
+	// Now is the clock for event times and latencies. Default time.Now.
+	// (The manifest's StartedAt is for people only.)
+	Now func() time.Time
+	// Environ is the environment servers inherit, before ChildEnv filters
+	// it. Default none (the CLI passes os.Environ()).
+	Environ []string
+	// Secrets are scrubbed from every run before it is hashed: model API
+	// keys and anything else that must never reach a trace. Values shorter
+	// than 4 bytes are ignored.
+	Secrets []string
+	// CallTimeout bounds one tool call. Default 60 s.
+	CallTimeout time.Duration
+	// TurnTimeout bounds one model call. Default 5 min.
+	TurnTimeout time.Duration
+	// RunTimeout bounds a whole run, start-up included. Default 15 min.
+	RunTimeout time.Duration
+	// StopGrace is how long a server may take to exit after stdin closes,
+	// and again after SIGTERM. Default DefaultStopGrace.
+	StopGrace time.Duration
+	// StderrLimit bounds the server stderr kept per run. Default
+	// DefaultStderrLimit.
+	StderrLimit int
+	// MaxResultBytes bounds a tool result: a larger one is stored as a
+	// stub, reported to the model as an error and recorded as a
+	// result_too_large error. Default 1 MiB.
+	MaxResultBytes int
+	// MaxMessageBytes bounds one MCP message on stdio. Default 32 MiB.
+	MaxMessageBytes int
+	// ReuseServer keeps one server per (profile, fixture, write gate) and
+	// resets the fake between runs instead of starting both afresh.
+	// Default false.
+	ReuseServer bool
+	// HTTPTransport carries bench's HTTP to streamable HTTP servers.
+	// Default http.DefaultTransport.
+	HTTPTransport http.RoundTripper
+}
+
+func (o *Options) withDefaults() Options {
+	var d Options
+	if o != nil {
+		d = *o
+	}
+	if d.Harness == "" {
+		d.Harness = "dev"
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.CallTimeout <= 0 {
+		d.CallTimeout = 60 * time.Second
+	}
+	if d.TurnTimeout <= 0 {
+		d.TurnTimeout = 5 * time.Minute
+	}
+	if d.RunTimeout <= 0 {
+		d.RunTimeout = 15 * time.Minute
+	}
+	if d.StopGrace <= 0 {
+		d.StopGrace = DefaultStopGrace
+	}
+	if d.StderrLimit <= 0 {
+		d.StderrLimit = DefaultStderrLimit
+	}
+	if d.MaxResultBytes <= 0 {
+		d.MaxResultBytes = 1 << 20
+	}
+	if d.MaxMessageBytes <= 0 {
+		d.MaxMessageBytes = 32 << 20
+	}
+	if d.HTTPTransport == nil {
+		d.HTTPTransport = http.DefaultTransport
+	}
+	return d
+}
+
+// Recorder executes jobs. It is safe for concurrent use; Close stops the
+// servers it keeps for reuse.
+type Recorder struct {
+	opts Options
+
+	mu       sync.Mutex
+	idle     map[string][]*slot // reusable servers by poolKey
+	all      []*slot
+	fixtures map[string]*fakecentral.Fixture // parsed once: a fake only reads its fixture
+}
+
+// fixture loads a fixture bundle once per Recorder.
+func (r *Recorder) fixture(name string) (*fakecentral.Fixture, error) {
+	r.mu.Lock()
+	fx := r.fixtures[name]
+	r.mu.Unlock()
+	if fx != nil {
+		return fx, nil
+	}
+	fx, err := fakecentral.LoadFixture(name)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.fixtures[name] = fx
+	r.mu.Unlock()
+	return fx, nil
+}
+
+// slot is a fake Central and a server connected to it.
+type slot struct {
+	key  string
+	fake *fakecentral.Server
+	conn *conn
+}
+
+// New returns a Recorder.
+func New(o *Options) *Recorder {
+	return &Recorder{opts: o.withDefaults(), idle: map[string][]*slot{}, fixtures: map[string]*fakecentral.Fixture{}}
+}
+
+// Close stops every server kept for reuse.
+func (r *Recorder) Close() error {
+	r.mu.Lock()
+	all := r.all
+	r.all, r.idle = nil, map[string][]*slot{}
+	r.mu.Unlock()
+	for _, s := range all {
+		s.close()
+	}
+	return nil
+}
+
+func (s *slot) close() {
+	if s.conn != nil {
+		s.conn.close()
+	}
+	if s.fake != nil {
+		s.fake.Close()
+	}
+}
+
+// Job is one run to execute.
+type Job struct {
+	Suite    string // the ref's first segment and the manifest's suite
+	Scenario *scenarios.Scenario
+	Profile  *Profile
+	Model    llm.Model
+	// ModelRef names the model in the manifest and in request keys. In a
+	// replay it is the recorded run's. Provider and Name default to what
+	// Model.Name() says; Temperature, TopP and MaxTokens default to
+	// Sampling.
+	ModelRef traces.ModelRef
+	Sampling llm.Sampling
+	RunIndex int
+	// Mode defaults to traces.ModeRecord; a replay sets ModeReplay and
+	// Replays.
+	Mode    traces.Mode
+	Replays *traces.ID
+	// OnRequest, if set, sees every model request with its key.
+	OnRequest func(turn int, req *llm.Request, key traces.ID)
+}
+
+// Ref is the conventional ref name of the job's run.
+func (j *Job) Ref() string {
+	m := j.modelRef()
+	name := m.Name
+	if m.Seed != 0 {
+		name = fmt.Sprintf("%s@seed=%d", name, m.Seed)
+	}
+	return traces.RunRef(j.Suite, j.Profile.Name, name, j.Scenario.ID, j.RunIndex)
+}
+
+func (j *Job) modelRef() traces.ModelRef {
+	m := j.ModelRef
+	if m.Name == "" && j.Model != nil {
+		m.Name = j.Model.Name()
+	}
+	if m.Provider == "" {
+		p, _, ok := strings.Cut(m.Name, ":")
+		if !ok {
+			p, _, _ = strings.Cut(m.Name, "-")
+		}
+		m.Provider = p
+	}
+	if m.Temperature == nil {
+		m.Temperature = j.Sampling.Temperature
+	}
+	if m.TopP == nil {
+		m.TopP = j.Sampling.TopP
+	}
+	if m.MaxTokens == 0 {
+		m.MaxTokens = j.Sampling.MaxTokens
+	}
+	return m
+}
+
+// Run executes job and returns its run, ready to store. A server that does
+// not start, crashes, hangs or misbehaves gives a run with an error event
+// and outcome "error", not an error: the batch goes on. Run returns an
+// error only when bench itself cannot set the run up (an unknown fixture,
+// an invalid result schema, a fake Central that does not start).
+func (r *Recorder) Run(ctx context.Context, job *Job) (*traces.Run, error) {
+	o := r.opts
+	sc, p := job.Scenario, job.Profile
+	if sc == nil || p == nil || job.Model == nil {
+		return nil, errors.New("recorder: job needs a scenario, a profile and a model")
+	}
+	fx, err := r.fixture(sc.Fixture)
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: fixture: %w", sc.ID, err)
+	}
+	var resultSchema json.RawMessage
+	var validate func(json.RawMessage) error
+	if sc.ResultSchema != nil {
+		if _, err := scenarios.CompileSchema(sc.ResultSchema); err != nil {
+			return nil, fmt.Errorf("scenario %s: result_schema: %w", sc.ID, err)
+		}
+		resultSchema = ShapeSchema(sc.ResultSchema)
+		sch, err := compileToolSchema(resultSchema)
+		if err != nil {
+			return nil, fmt.Errorf("scenario %s: result_schema without grading keywords: %w", sc.ID, err)
+		}
+		validate = func(args json.RawMessage) error {
+			v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+			if err != nil {
+				return err
+			}
+			return oneLine(sch.Validate(v))
+		}
+	}
+	mref := job.modelRef()
+	mode := job.Mode
+	if mode == "" {
+		mode = traces.ModeRecord
+	}
+	start := o.Now()
+	run := &traces.Run{Manifest: traces.Manifest{
+		Format: traces.FormatVersion, StartedAt: start, Mode: mode, Replays: job.Replays,
+		Suite: job.Suite, Scenario: traces.ScenarioRef{ID: sc.ID, Hash: scenarioHash(sc)},
+		Server: traces.ServerRef{Name: p.Name, Repo: p.Repo, SHA: p.SHA, ProfileHash: p.Hash()},
+		Model:  mref, RunIndex: job.RunIndex,
+		Fixture: traces.FixtureRef{Name: sc.Fixture, Hash: fx.Version()},
+		Harness: o.Harness, SystemPrompt: SystemPromptID(),
+	}}
+	rc := &capture{start: start}
+	ctx, cancel := context.WithTimeout(ctx, o.RunTimeout)
+	defer cancel()
+
+	writes := sc.WriteGate == scenarios.GateWrite || sc.WriteGate == scenarios.GateDestructive
+	s, err := r.acquire(ctx, p, fx, writes)
+	if s == nil {
+		return nil, err // the fake did not start: bench's own failure
+	}
+	s.fake.SetFaults(faultsOf(sc.Faults))
+	if err != nil {
+		rc.emit(o.Now(), traces.Event{Kind: traces.KindError, Error: &traces.Error{Kind: "start", Message: err.Error()}})
+		run.Manifest.Outcome = OutcomeError
+		rc.addJournal(s.fake.Journal(), nil)
+		s.fake.Close()
+		run.Events = rc.events
+		return r.scrub(run)
+	}
+	c := s.conn
+	initEv := c.init
+	rc.emit(start, traces.Event{Kind: traces.KindInitialize, Initialize: &initEv})
+	var modelTools []llm.Tool
+	var listed []json.RawMessage
+	toServer := map[string]string{}
+	for _, t := range c.tools {
+		name := t.Name
+		if to, ok := p.Adapter.Rename[t.Name]; ok {
+			name = to
+		}
+		toServer[name] = t.Name
+		schema := mustJSON(t.InputSchema)
+		if !llm.IsJSONObject(schema) {
+			schema = json.RawMessage(`{"type":"object"}`)
+		}
+		modelTools = append(modelTools, llm.Tool{Name: name, Description: t.Description, InputSchema: schema})
+		tc := *t
+		tc.Name = name
+		listed = append(listed, mustJSON(&tc))
+	}
+	toolsJSON, _ := json.Marshal(listed)
+	if listed == nil {
+		toolsJSON = json.RawMessage("[]")
+	}
+	rc.emit(o.Now(), traces.Event{Kind: traces.KindTools, Tools: &traces.Tools{Tools: toolsJSON}})
+	c.elic.set(sc.Elicit(), -1, func(e traces.Elicitation) {
+		rc.emit(o.Now(), traces.Event{Kind: traces.KindElicitation, Elicitation: &e})
+	})
+	callIdx := map[int]int{} // call index -> position of its event, for HTTP placement
+	exec := func(ctx context.Context, idx int, call llm.ToolCall) ToolResult {
+		if sch := c.schema(toServer[call.Name]); sch != nil {
+			v, err := jsonschema.UnmarshalJSON(bytes.NewReader(call.Arguments))
+			if err == nil {
+				err = oneLine(sch.Validate(v))
+			}
+			if err != nil {
+				return ToolResult{Invalid: "arguments fail the input schema: " + err.Error(), IsError: true,
+					Content: fmt.Sprintf("error: invalid arguments for %s: %s", call.Name, err)}
+			}
+		}
+		c.elic.setCall(idx)
+		// The fake journals each request before it answers it, so once the
+		// tool's result is here every request the call waited on is in the
+		// journal: the marker can come off. Requests a server makes between
+		// calls are then attributed to no call (-1), as they should be.
+		s.fake.BeginToolCall(idx)
+		cctx, ccancel := context.WithTimeout(ctx, o.CallTimeout)
+		defer ccancel()
+		res, err := c.cs.CallTool(cctx, &mcp.CallToolParams{Name: toServer[call.Name], Arguments: call.Arguments})
+		s.fake.EndToolCall()
+		if err != nil {
+			return callError(c, cctx, ctx, o, err)
+		}
+		raw := mustJSON(res)
+		if len(raw) > o.MaxResultBytes {
+			sum := sha256.Sum256(raw)
+			stub := mustJSON(map[string]any{"bench_truncated": map[string]any{"bytes": len(raw), "sha256": hex.EncodeToString(sum[:])}})
+			msg := fmt.Sprintf("error: the tool result is %d bytes, above bench's limit of %d", len(raw), o.MaxResultBytes)
+			return ToolResult{Result: stub, IsError: true, Content: msg, ErrorKind: "result_too_large"}
+		}
+		return ToolResult{Result: raw, IsError: res.IsError, Content: resultText(res)}
+	}
+	loop := &Loop{
+		Model: job.Model, Provider: mref.Provider, ModelName: mref.Name,
+		Intent: sc.Intent, Tools: modelTools, ResultSchema: resultSchema, ValidateResult: validate,
+		Sampling: job.Sampling, MaxTurns: sc.Turns(), Scenario: sc.ID, RunIndex: job.RunIndex,
+		Exec: exec, TurnTimeout: o.TurnTimeout, Now: o.Now, OnRequest: job.OnRequest,
+		Emit: func(at time.Time, e traces.Event) {
+			pos := rc.emit(at, e)
+			if e.Kind == traces.KindCall {
+				callIdx[e.Call.Index] = pos
+			}
+		},
+	}
+	run.Manifest.Outcome = loop.Run(ctx)
+	if ctx.Err() != nil && run.Manifest.Outcome != OutcomeError {
+		rc.emit(o.Now(), traces.Event{Kind: traces.KindError, Error: &traces.Error{Kind: "timeout", Message: "run: " + ctx.Err().Error()}})
+		run.Manifest.Outcome = OutcomeError
+	}
+	healthy := run.Manifest.Outcome != OutcomeError && !c.dead()
+	r.release(s, healthy) // a fresh server is stopped here, before the journal is read
+	s.fake.EndToolCall()
+	initEv.Stderr = c.proc.stderrTail()
+	rc.addJournal(s.fake.Journal(), callIdx)
+	if dropped := s.fake.JournalDropped(); dropped > 0 {
+		rc.emit(o.Now(), traces.Event{Kind: traces.KindError, Error: &traces.Error{Kind: "journal_dropped", Message: fmt.Sprintf("the fake Central dropped %d journal entries", dropped)}})
+	}
+	if !(o.ReuseServer && healthy) {
+		s.fake.Close()
+	}
+	run.Events = rc.events
+	return r.scrub(run)
+}
+
+// callError turns a failed tools/call into a result for the model. A
+// JSON-RPC error from the server is a tool error; anything else means the
+// session is broken (the server exited, or wrote something that is not
+// JSON-RPC) and ends the run.
+func callError(c *conn, cctx, runCtx context.Context, o Options, err error) ToolResult {
+	var wire *jsonrpc.Error
+	switch {
+	case runCtx.Err() != nil:
+		return ToolResult{IsError: true, Content: "error: the run was stopped", ErrorKind: "timeout", Fatal: runCtx.Err()}
+	case cctx.Err() != nil && !c.dead():
+		return ToolResult{IsError: true, Content: fmt.Sprintf("error: the tool did not answer within %s", o.CallTimeout), ErrorKind: "call_timeout"}
+	case errors.As(err, &wire) && !c.dead():
+		return ToolResult{IsError: true, Content: "error: " + err.Error()}
+	}
+	// Give a crashing server the time to be reaped, for its exit status.
+	if c.proc != nil {
+		t := time.NewTimer(o.StopGrace)
+		select {
+		case <-c.proc.done:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	msg, kind := "the session broke: "+err.Error(), "transport"
+	if c.dead() {
+		msg, kind = "the server exited: "+c.proc.exitStatus(), "server_exited"
+	}
+	if f := c.wire.failures(); len(f) > 0 {
+		last := f[len(f)-1]
+		msg += fmt.Sprintf(" (last failed HTTP exchange: %s %s -> %d %s)", last.Method, last.Path, last.Status, last.Error)
+	}
+	return ToolResult{IsError: true, Content: "error: " + msg, ErrorKind: kind, Fatal: errors.New(msg)}
+}
+
+// resultText is what the model sees of a tool result: its text content,
+// or its structured content when it has no text.
+func resultText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		} else {
+			parts = append(parts, string(mustJSON(c)))
+		}
+	}
+	if len(parts) == 0 && res.StructuredContent != nil {
+		return string(mustJSON(res.StructuredContent))
+	}
+	return strings.Join(parts, "\n")
+}
+
+func (p *process) stderrTail() string {
+	if p == nil {
+		return ""
+	}
+	return p.stderr.String()
+}
+
+// acquire returns a fake Central and a server connected to it: a reused
+// pair when allowed and one is idle, else a new pair. A nil slot means the
+// fake did not start; a slot with an error means the server did not.
+func (r *Recorder) acquire(ctx context.Context, p *Profile, fx *fakecentral.Fixture, writes bool) (*slot, error) {
+	key := fmt.Sprintf("%s|%s|%s|%t", p.Hash(), p.Dir, fx.Version(), writes)
+	if r.opts.ReuseServer {
+		r.mu.Lock()
+		if list := r.idle[key]; len(list) > 0 {
+			s := list[len(list)-1]
+			r.idle[key] = list[:len(list)-1]
+			r.mu.Unlock()
+			s.fake.Reset()
+			if s.conn.proc != nil {
+				s.conn.proc.stderr.Reset()
+			}
+			return s, nil
+		}
+		r.mu.Unlock()
+	}
+	fake, err := fakecentral.Start(&fakecentral.Options{Fixture: fx, Now: r.opts.Now, CaptureBodies: true})
+	if err != nil {
+		return nil, fmt.Errorf("starting the fake Central: %w", err)
+	}
+	s := &slot{key: key, fake: fake}
+	v := Vars{CentralURL: fake.BaseURL, TokenURL: fake.TokenURL, ProxyURL: fake.ProxyURL, CAFile: fake.CAFile, Writes: writes}
+	if p.usesPort() {
+		if v.Port, err = freePort(); err != nil {
+			return s, fmt.Errorf("picking a port: %w", err)
+		}
+	}
+	env := append(ChildEnv(r.opts.Environ), fake.Env()...)
+	for _, k := range sortedKeys(p.Env) {
+		env = append(env, k+"="+v.Expand(p.Env[k]))
+	}
+	if writes {
+		for _, k := range sortedKeys(p.WritesEnv) {
+			env = append(env, k+"="+v.Expand(p.WritesEnv[k]))
+		}
+	}
+	c, err := launch(ctx, p, v, env, &r.opts)
+	if err != nil {
+		return s, fmt.Errorf("server %s: %w", p.Name, err)
+	}
+	s.conn = c
+	return s, nil
+}
+
+// release returns a healthy server to the pool (with reuse) or stops it.
+func (r *Recorder) release(s *slot, healthy bool) {
+	if r.opts.ReuseServer && healthy {
+		r.mu.Lock()
+		if !containsSlot(r.all, s) {
+			r.all = append(r.all, s)
+		}
+		r.idle[s.key] = append(r.idle[s.key], s)
+		r.mu.Unlock()
+		return
+	}
+	r.mu.Lock()
+	for i, x := range r.all {
+		if x == s {
+			r.all = append(r.all[:i], r.all[i+1:]...)
+			break
+		}
+	}
+	r.mu.Unlock()
+	s.conn.close()
+}
+
+func containsSlot(list []*slot, s *slot) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// capture collects a run's events with their times.
+type capture struct {
+	mu     sync.Mutex
+	start  time.Time
+	events []traces.Event
+}
+
+func (c *capture) emit(at time.Time, e traces.Event) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e.AtUS = at.Sub(c.start).Microseconds()
+	if e.AtUS < 0 {
+		e.AtUS = 0
+	}
+	c.events = append(c.events, e)
+	return len(c.events) - 1
+}
+
+// addJournal places the fake's journal in the trace: boot calls after the
+// tool list, each call's requests right after that call's event, the rest
+// (after the last call ended) at the end.
+func (c *capture) addJournal(entries []fakecentral.Entry, callPos map[int]int) {
+	after := map[int][]traces.Event{} // event position -> events to insert after it
+	var tail []traces.Event
+	bootPos := -1
+	for i, e := range c.events {
+		if e.Kind == traces.KindTools || e.Kind == traces.KindInitialize {
+			bootPos = i
+		}
+	}
+	for _, e := range entries {
+		var ev traces.Event
+		at := e.OffsetMS * 1000
+		if e.Egress {
+			ev = traces.Event{Kind: traces.KindEgress, AtUS: at, Egress: &traces.Egress{Host: e.Host, Call: e.ToolCall}}
+		} else {
+			ev = traces.Event{Kind: traces.KindHTTP, AtUS: at, HTTP: &traces.HTTP{
+				Seq: e.Seq, Method: e.Method, Path: e.Path, Query: e.Query, Status: e.Status,
+				Class: string(e.Class), Call: e.ToolCall, Boot: e.Boot, LatencyUS: e.LatencyUS,
+				RequestBody: traces.BodyJSON(e.RequestBody), ResponseBody: traces.BodyJSON(e.ResponseBody),
+			}}
+		}
+		pos, ok := callPos[e.ToolCall]
+		switch {
+		case e.Boot && bootPos >= 0:
+			after[bootPos] = append(after[bootPos], ev)
+		case ok && !e.Boot:
+			after[pos] = append(after[pos], ev)
+		default:
+			tail = append(tail, ev)
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]traces.Event, 0, len(c.events)+len(entries))
+	for i, e := range c.events {
+		out = append(out, e)
+		out = append(out, after[i]...)
+	}
+	c.events = append(out, tail...)
+}
+
+// scrub removes the secrets from every string of the run, before it is
+// hashed, and checks that it still encodes.
+func (r *Recorder) scrub(run *traces.Run) (*traces.Run, error) {
+	var secrets []string
+	for _, s := range r.opts.Secrets {
+		if len(s) >= 4 {
+			secrets = append(secrets, s)
+		}
+	}
+	if len(secrets) == 0 {
+		return run, nil
+	}
+	b, err := json.Marshal(run)
+	if err != nil {
+		return nil, fmt.Errorf("encoding run: %w", err)
+	}
+	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
+	changed := false
+	for _, s := range secrets {
+		q, _ := json.Marshal(s)
+		forms := [][]byte{[]byte(s), q[1 : len(q)-1]}
+		for _, f := range forms {
+			if bytes.Contains(b, f) {
+				b = bytes.ReplaceAll(b, f, []byte("[REDACTED]"))
+				changed = true
+			}
+		}
+	}
+	if !changed {
+		return run, nil
+	}
+	out := &traces.Run{}
+	if err := json.Unmarshal(b, out); err != nil {
+		return nil, fmt.Errorf("redacting run: %w", err)
+	}
+	out.Manifest.StartedAt = run.Manifest.StartedAt
+	return out, nil
+}
+
+// faultsOf maps a scenario's faults onto the fake's: 429 stays 429, any
+// other status is served as the fake's 500.
+func faultsOf(list []scenarios.Fault) []fakecentral.Fault {
+	var out []fakecentral.Fault
+	for _, f := range list {
+		k := fakecentral.Fault500
+		if f.Status == 429 {
+			k = fakecentral.Fault429
+		}
+		out = append(out, fakecentral.Fault{Route: f.Route, Kind: k, Times: f.Times})
+	}
+	return out
+}
+
+// scenarioHash is the SHA-256 of the scenario's content (not where it was
+// read from).
+func scenarioHash(sc *scenarios.Scenario) string {
+	c := *sc
+	c.File = ""
+	b, err := traces.Marshal(normalizeYAML(mustJSON(&c)))
+	if err != nil {
+		b = mustJSON(&c)
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// normalizeYAML turns values decoded from YAML (map[any]any is not produced
+// by yaml.v3 for string keys, but numbers and nested maps may need a JSON
+// round trip) into plain JSON values.
+func normalizeYAML(v any) any {
+	if raw, ok := v.(json.RawMessage); ok {
+		var x any
+		if json.Unmarshal(raw, &x) == nil {
+			return x
+		}
+		return raw
+	}
+	var x any
+	if json.Unmarshal(mustJSON(v), &x) == nil {
+		return x
+	}
+	return v
+}
+
+func compileToolSchema(schema json.RawMessage) (*jsonschema.Schema, error) {
+	var doc any
+	if err := json.Unmarshal(schema, &doc); err != nil {
+		return nil, err
+	}
+	return scenarios.CompileSchema(doc)
+}
+
+// oneLine shortens a validation error to one line.
+func oneLine(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := strings.Join(strings.Fields(err.Error()), " ")
+	msg = strings.TrimPrefix(msg, "jsonschema validation failed with 'mem:///result_schema.json#' - ")
+	return errors.New(llm.Truncate(msg, 300))
+}

@@ -1,0 +1,249 @@
+package recorder
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpbench/bench/llm"
+	"github.com/mcpbench/bench/scenarios"
+	"github.com/mcpbench/bench/traces"
+)
+
+// referenceProfile launches the reference server (built once) the way
+// servers/reference.yaml does, over stdio or streamable HTTP.
+func referenceProfile(t *testing.T, transport string) *Profile {
+	bin := helperBin(t, "central-mcp")
+	p := &Profile{Name: "reference", Repo: "local", Transport: transport, Command: []string{bin},
+		Env: map[string]string{
+			"CENTRAL_BASE_URL": "{central_url}", "CENTRAL_CLIENT_ID": "bench-reference", "CENTRAL_CLIENT_SECRET": "bench-reference-secret",
+			"HTTPS_PROXY": "{proxy_url}", "NO_PROXY": "127.0.0.1,localhost", "SSL_CERT_FILE": "{ca_file}",
+		},
+		WritesEnv: map[string]string{"CENTRAL_WRITES": "1"}, StartTimeout: Duration(30 * time.Second)}
+	if transport == TransportHTTP {
+		p.Command = append(p.Command, "--transport", "http", "--addr", "127.0.0.1:{port}")
+		p.URL = "http://127.0.0.1:{port}/mcp"
+		p.Ready = "http://127.0.0.1:{port}/readyz"
+	}
+	if err := p.fill(); err != nil {
+		t.Fatal(err)
+	}
+	p.Dir = t.TempDir()
+	return p
+}
+
+func goldenScenarios(t *testing.T, ids ...string) []*scenarios.Scenario {
+	t.Helper()
+	all, err := scenarios.Golden()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*scenarios.Scenario
+	for _, id := range ids {
+		for _, sc := range all {
+			if sc.ID == id {
+				out = append(out, sc)
+			}
+		}
+	}
+	if len(out) != len(ids) {
+		t.Fatalf("golden suite lacks some of %v", ids)
+	}
+	return out
+}
+
+func smokeScenarios(t *testing.T) []*scenarios.Scenario {
+	t.Helper()
+	cfg, err := scenarios.LoadConfigFile("../bench.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := scenarios.Golden()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg.Stage("smoke").Select(all)
+}
+
+func oracleJob(t *testing.T, sc *scenarios.Scenario, p *Profile, runIndex int) *Job {
+	t.Helper()
+	plan, result, err := OraclePlan(sc, "reference")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := llm.NewOracle(plan, result)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Job{Suite: "golden", Scenario: sc, Profile: p, Model: m, RunIndex: runIndex}
+}
+
+// checkAttribution asserts what every recorded run against the reference
+// server must show: a handshake, tools, no error, and every Central call
+// attributed to a real tool call (the reference server makes no boot call).
+func checkAttribution(t *testing.T, run *traces.Run) {
+	t.Helper()
+	calls := map[int]string{}
+	for _, e := range kinds(run, traces.KindCall) {
+		calls[e.Call.Index] = e.Call.Tool
+	}
+	if len(kinds(run, traces.KindInitialize)) != 1 || len(kinds(run, traces.KindTools)) != 1 {
+		t.Errorf("%s: want one initialize and one tools event: %s", run.Manifest.Scenario.ID, summary(run))
+	}
+	if errs := kinds(run, traces.KindError); len(errs) > 0 {
+		t.Errorf("%s: errors: %s", run.Manifest.Scenario.ID, summary(run))
+	}
+	for i, e := range run.Events {
+		if e.HTTP == nil {
+			continue
+		}
+		tool, ok := calls[e.HTTP.Call]
+		if e.HTTP.Boot || !ok || tool == llm.SubmitTool {
+			t.Errorf("%s: %s %s attributed to call %d (boot %v), not to a server tool call", run.Manifest.Scenario.ID, e.HTTP.Method, e.HTTP.Path, e.HTTP.Call, e.HTTP.Boot)
+		}
+		// It follows its call's event (or another request of that call).
+		prev := run.Events[i-1]
+		if !(prev.Call != nil && prev.Call.Index == e.HTTP.Call || prev.HTTP != nil && prev.HTTP.Call == e.HTTP.Call) {
+			t.Errorf("%s: HTTP seq %d is not placed after call %d", run.Manifest.Scenario.ID, e.HTTP.Seq, e.HTTP.Call)
+		}
+	}
+}
+
+// TestReferenceServer records the smoke stage and two confirmation
+// scenarios with the oracle against the reference server over stdio, and
+// one over streamable HTTP, and stores them.
+func TestReferenceServer(t *testing.T) {
+	rec := New(&Options{Environ: os.Environ()})
+	defer rec.Close()
+	store, err := traces.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	stdio := referenceProfile(t, TransportStdio)
+	list := append(smokeScenarios(t), goldenScenarios(t, "client-diagnosis-010", "alerts-004")...)
+	for _, sc := range list {
+		job := oracleJob(t, sc, stdio, 0)
+		run, err := rec.Run(context.Background(), job)
+		if err != nil {
+			t.Fatalf("%s: %v", sc.ID, err)
+		}
+		checkAttribution(t, run)
+		if run.Manifest.Outcome != OutcomeAnswered {
+			t.Errorf("%s: outcome %s, want answered (the oracle submits the reference result): %s", sc.ID, run.Manifest.Outcome, summary(run))
+		}
+		if _, err := store.PutRun(run, job.Ref()); err != nil {
+			t.Fatalf("%s: %v", sc.ID, err)
+		}
+		switch sc.ID {
+		case "client-diagnosis-010":
+			el := kinds(run, traces.KindElicitation)
+			if len(el) != 1 || el[0].Elicitation.Action != "decline" || el[0].Elicitation.Call != 0 {
+				t.Errorf("%s: want one declined elicitation on call 0: %s", sc.ID, summary(run))
+			}
+			for _, e := range kinds(run, traces.KindHTTP) {
+				if e.HTTP.Method == "POST" && strings.Contains(e.HTTP.Path, "disconnect") {
+					t.Errorf("%s: disconnect reached Central after a decline", sc.ID)
+				}
+			}
+		case "alerts-004":
+			el := kinds(run, traces.KindElicitation)
+			posted := false
+			for _, e := range kinds(run, traces.KindHTTP) {
+				posted = posted || e.HTTP.Method == "POST" && strings.HasSuffix(e.HTTP.Path, "/alerts/clear")
+			}
+			// clear_alerts is a write, not destructive: the reference server
+			// asks for no confirmation, the write gate (writes_env) lets it
+			// through.
+			if len(el) != 0 || !posted {
+				t.Errorf("%s: want the clear to reach Central through the open write gate: %s", sc.ID, summary(run))
+			}
+		}
+	}
+	// The same destructive scenario, approved: the confirmation is accepted
+	// and the disconnect reaches Central.
+	approved := *goldenScenarios(t, "client-diagnosis-010")[0]
+	approved.Elicitation = scenarios.ElicitApprove
+	run, err := rec.Run(context.Background(), oracleJob(t, &approved, stdio, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAttribution(t, run)
+	posted := false
+	for _, e := range kinds(run, traces.KindHTTP) {
+		posted = posted || e.HTTP.Method == "POST" && strings.Contains(e.HTTP.Path, "disconnect") && e.HTTP.Call == 0
+	}
+	if el := kinds(run, traces.KindElicitation); len(el) != 1 || el[0].Elicitation.Action != "accept" || !posted {
+		t.Errorf("approved disconnect: want an accepted elicitation and the POST on call 0: %s", summary(run))
+	}
+
+	httpP := referenceProfile(t, TransportHTTP)
+	run, err = rec.Run(context.Background(), oracleJob(t, list[0], httpP, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAttribution(t, run)
+	if run.Manifest.Outcome != OutcomeAnswered {
+		t.Errorf("http: outcome %s: %s", run.Manifest.Outcome, summary(run))
+	}
+	checkNoProcess(t, helperBin(t, "central-mcp"))
+}
+
+// TestReuseServer runs a write scenario three times on one server and
+// checks that each run sees a reset fake: the same calls, the same answers,
+// one server.
+func TestReuseServer(t *testing.T) {
+	rec := New(&Options{Environ: os.Environ(), ReuseServer: true})
+	p := referenceProfile(t, TransportStdio)
+	sc := goldenScenarios(t, "alerts-004")[0] // a write: the reset must undo it
+	var first string
+	for i := 0; i < 3; i++ {
+		run, err := rec.Run(context.Background(), oracleJob(t, sc, p, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkAttribution(t, run)
+		var b strings.Builder
+		for _, e := range run.Events {
+			switch {
+			case e.HTTP != nil && e.HTTP.Class == "auth":
+				// The server keeps its token across runs; that is its state,
+				// not the fake's.
+			case e.HTTP != nil:
+				fmt.Fprintf(&b, "%s %s %d|", e.HTTP.Method, e.HTTP.Path, e.HTTP.Status)
+			case e.Call != nil:
+				fmt.Fprintf(&b, "%s %s|", e.Call.Tool, e.Call.Result)
+			}
+		}
+		if i == 0 {
+			first = b.String()
+		} else if b.String() != first {
+			t.Errorf("run %d differs from run 0 on a reused server:\n%s\n%s", i, first, b.String())
+		}
+	}
+	if n := len(rec.all); n != 1 {
+		t.Errorf("%d servers for three runs with reuse, want 1", n)
+	}
+	rec.Close()
+	checkNoProcess(t, helperBin(t, "central-mcp"))
+}
+
+// checkNoProcess fails if a process runs the executable bin.
+func checkNoProcess(t *testing.T, bin string) {
+	t.Helper()
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
+		if err == nil && exe == bin {
+			var pid int
+			fmt.Sscan(e.Name(), &pid)
+			if alive(pid) {
+				t.Errorf("process %s (%s) survived", e.Name(), bin)
+			}
+		}
+	}
+}

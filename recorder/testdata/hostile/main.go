@@ -1,0 +1,136 @@
+// Command hostile is an MCP server over stdio that misbehaves on command,
+// for the recorder's tests. HOSTILE_MODE picks the misbehaviour:
+//
+//	ok            behave
+//	exit-at-start exit before reading anything
+//	mute          read everything, answer nothing (not even initialize)
+//	crash         exit in the middle of a tools/call
+//	hang          never answer a tools/call
+//	garbage       write a line that is not JSON-RPC instead of the answer
+//	big           answer a tools/call with a 10 MB result
+//	flood         send 20,000 notifications before the answer
+//	ignore-stdin  keep running after stdin closes, ignore SIGTERM, and
+//	              start a grandchild that does the same
+//
+// Every process it starts appends its pid to HOSTILE_PIDFILE. HOSTILE_ECHO,
+// when set, is written to stderr and returned in every result (the
+// redaction test's fake API key).
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	mode := os.Getenv("HOSTILE_MODE")
+	if f := os.Getenv("HOSTILE_PIDFILE"); f != "" {
+		pf, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
+			fmt.Fprintln(pf, os.Getpid())
+			pf.Close()
+		}
+	}
+	echo := os.Getenv("HOSTILE_ECHO")
+	if echo != "" {
+		fmt.Fprintln(os.Stderr, "hostile: my key is", echo)
+	}
+	switch mode {
+	case "exit-at-start":
+		fmt.Fprintln(os.Stderr, "hostile: exiting at start")
+		os.Exit(7)
+	case "grandchild":
+		signal.Ignore(syscall.SIGTERM, syscall.SIGHUP)
+		block()
+	case "ignore-stdin":
+		signal.Ignore(syscall.SIGTERM, syscall.SIGHUP)
+		self, _ := os.Executable()
+		gc := exec.Command(self)
+		gc.Env = append(os.Environ(), "HOSTILE_MODE=grandchild")
+		gc.Start()
+	}
+	out := bufio.NewWriter(os.Stdout)
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		out.Write(b)
+		out.WriteByte('\n')
+		out.Flush()
+	}
+	in := bufio.NewReader(os.Stdin)
+	for {
+		line, err := in.ReadBytes('\n')
+		if err != nil {
+			if mode == "ignore-stdin" {
+				block()
+			}
+			return
+		}
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if json.Unmarshal(line, &msg) != nil || msg.ID == nil {
+			continue // notifications and responses
+		}
+		if mode == "mute" {
+			continue
+		}
+		reply := func(result any) { send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": result}) }
+		switch msg.Method {
+		case "initialize":
+			var p struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			}
+			json.Unmarshal(msg.Params, &p)
+			reply(map[string]any{"protocolVersion": p.ProtocolVersion, "capabilities": map[string]any{"tools": map[string]any{}},
+				"serverInfo": map[string]any{"name": "hostile", "version": "1"}})
+		case "tools/list":
+			reply(map[string]any{"tools": []any{map[string]any{
+				"name": "get_status", "description": "Get the status of the network.",
+				"inputSchema": map[string]any{"type": "object", "properties": map[string]any{}},
+			}}})
+		case "tools/call":
+			text := `{"status":"ok"}`
+			if echo != "" {
+				text = `{"status":"ok","key":"` + echo + `"}`
+			}
+			switch mode {
+			case "crash":
+				fmt.Fprintln(os.Stderr, "hostile: crashing mid-call")
+				os.Exit(3)
+			case "hang":
+				block()
+			case "garbage":
+				out.WriteString("this is not JSON-RPC\n")
+				out.Flush()
+				continue
+			case "big":
+				text = strings.Repeat("x", 10<<20)
+			case "flood":
+				for i := 0; i < 20000; i++ {
+					send(map[string]any{"jsonrpc": "2.0", "method": "notifications/message",
+						"params": map[string]any{"level": "info", "data": i}})
+				}
+			}
+			reply(map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}})
+		default:
+			reply(map[string]any{})
+		}
+	}
+}
+
+// block never returns. (An empty select would: the runtime kills a
+// program whose goroutines are all blocked.)
+func block() {
+	for {
+		time.Sleep(time.Hour)
+	}
+}

@@ -1,0 +1,42 @@
+package recorder
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/tiktoken-go/tokenizer"
+
+	"github.com/mcpbench/bench/llm"
+)
+
+// Tokenizer names the BPE encoding tool definitions are counted in: OpenAI's
+// o200k_base, from github.com/tiktoken-go/tokenizer, whose vocabulary is
+// embedded in the binary (no download, works offline). Other providers
+// tokenise differently; the count is a like-for-like yardstick between
+// servers, not a bill.
+const Tokenizer = "o200k_base"
+
+// ToolCost is the size of a tool list as a model receives it.
+type ToolCost struct {
+	Tools  int `json:"tools"`
+	Chars  int `json:"chars"`  // characters of the tools' JSON definitions
+	Tokens int `json:"tokens"` // o200k_base tokens of the same text
+}
+
+// MeasureTools counts the characters and tokens of tools' definitions
+// (name, description, input schema as JSON).
+func MeasureTools(tools []llm.Tool) (ToolCost, error) {
+	enc, err := tokenizer.Get(tokenizer.O200kBase)
+	if err != nil {
+		return ToolCost{}, fmt.Errorf("loading tokenizer %s: %w", Tokenizer, err)
+	}
+	b, err := json.Marshal(tools)
+	if err != nil {
+		return ToolCost{}, err
+	}
+	n, err := enc.Count(string(b))
+	if err != nil {
+		return ToolCost{}, fmt.Errorf("counting tokens: %w", err)
+	}
+	return ToolCost{Tools: len(tools), Chars: len([]rune(string(b))), Tokens: n}, nil
+}
