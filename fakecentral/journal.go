@@ -19,9 +19,9 @@ type Entry struct {
 	Route         string `json:"route,omitempty"`  // the matched route pattern
 	Source        string `json:"source,omitempty"` // modelled, catalog, none, auth, proxy
 	ResponseBytes int    `json:"response_bytes"`
-	OffsetMS      int64  `json:"offset_ms"` // since the run started (Reset), from Options.Now
+	OffsetMS      int64  `json:"offset_ms"`  // since the run started (Reset), from Options.Now
 	LatencyUS     int64  `json:"latency_us"` // time spent serving the request, from Options.Now
-	ToolCall      int    `json:"tool_call"` // -1 when no tool call was in flight
+	ToolCall      int    `json:"tool_call"`  // -1 when no tool call was in flight
 	Boot          bool   `json:"boot,omitempty"`
 	Egress        bool   `json:"egress,omitempty"`
 	Fault         string `json:"fault,omitempty"` // injected fault or forced 401 applied
