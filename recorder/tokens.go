@@ -40,3 +40,18 @@ func MeasureTools(tools []llm.Tool) (ToolCost, error) {
 	}
 	return ToolCost{Tools: len(tools), Chars: len([]rune(string(b))), Tokens: n}, nil
 }
+
+// CountTokens counts the o200k_base tokens of text; scoring uses it so that
+// tool-definition token shares are measured with the recorder's tokenizer.
+// It returns 0 if the embedded vocabulary cannot be loaded (it always can).
+func CountTokens(text []byte) int {
+	enc, err := tokenizer.Get(tokenizer.O200kBase)
+	if err != nil {
+		return 0
+	}
+	n, err := enc.Count(string(text))
+	if err != nil {
+		return 0
+	}
+	return n
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpbench/bench/fakecentral"
+	"github.com/mcpbench/bench/recorder"
 	"github.com/mcpbench/bench/scenarios"
 	"github.com/mcpbench/bench/scoring"
 	"github.com/mcpbench/bench/traces"
@@ -242,7 +243,7 @@ func (rs *runScorer) options(fixture string) (*scoring.Options, error) {
 	}
 	now := fx.Now()
 	c := fakecentral.New(&fakecentral.Options{Fixture: fx, Now: func() time.Time { return now }})
-	o := &scoring.Options{Now: now, Secrets: c.Secrets()}
+	o := &scoring.Options{Now: now, Secrets: c.Secrets(), CountTokens: recorder.CountTokens, Tokenizer: recorder.Tokenizer}
 	rs.fixtures[fixture] = o
 	return o, nil
 }
