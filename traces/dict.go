@@ -182,7 +182,7 @@ func (s *Store) retrain(ctx context.Context) error {
 			return err
 		}
 		b.Set(blobKey(id), s.encodeBlob(plain), nil)
-		if b.Len() > 128<<10 {
+		if b.Len() > 64<<10 {
 			if err := b.Commit(pebble.NoSync); err != nil {
 				b.Close()
 				return err

@@ -13,11 +13,14 @@
 // Hashing happens before compression, so an ID names content, not a storage
 // layout, and every read re-hashes what it returns.
 //
-// A blob is what the store keeps for one payload. Large values inside a run
-// (a tool list, a tool definition, a model message, an HTTP body) are split
+// A blob is what the store keeps for one value. Values of 256 bytes or more
+// inside a run (a tool definition, a model message, an HTTP body) are split
 // out into blobs of their own and referenced from their parent, so a value
-// that repeats (the 20 KB tool list sent in every turn of every run) is
-// stored once. A run's ID is the ID of its whole canonical document (its
+// that repeats (each tool of the 20 KB tool list sent in every turn of every
+// run) is stored once. A container that is little more than references (the
+// tool list itself, a conversation) is folded into its parent instead of
+// becoming a blob (see splitter in node.go). Blobs are compressed with zstd
+// and a dictionary the store trains on its own blobs at GC (dict.go). A run's ID is the ID of its whole canonical document (its
 // manifest and events, the start time excepted), so a run's identity does not
 // depend on how the store splits it.
 //

@@ -102,7 +102,7 @@ func Open(dir string, o *Options) (*Store, error) {
 	popts := &pebble.Options{
 		// A small memtable keeps the write-ahead log (and the log files
 		// pebble recycles) small: runs are written once and read many times.
-		MemTableSize:       256 << 10,
+		MemTableSize:       128 << 10,
 		Logger:             quietLogger{},
 		FormatMajorVersion: pebble.FormatNewest,
 		// Corruption is reported to the caller as ErrCorrupt by every read
