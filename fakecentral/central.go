@@ -340,6 +340,10 @@ func (c *Central) dispatch(w *recorder, rq *request, e *Entry) {
 			writeError(w, rq, err)
 			return
 		}
+		if err := c.unknownEntity(rq); err != nil {
+			writeError(w, rq, err)
+			return
+		}
 		c.serveCatalog(w, rq, cr)
 	default:
 		writeError(w, rq, notFound("Resource not found for the given input. No route for %s %s", rq.method, rq.path))
@@ -375,6 +379,25 @@ func (c *Central) take401() bool {
 		return true
 	}
 	return false
+}
+
+// unknownEntity answers 404 for a documented but unmodelled route about a
+// device or site the fixture does not have, as Central does, instead of a
+// generated body that would describe an entity that does not exist.
+func (c *Central) unknownEntity(rq *request) *apiError {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if s, ok := rq.params["serial-number"]; ok {
+		if _, ok := c.st.dev[s]; !ok {
+			return notFound("Resource not found for the given input.")
+		}
+	}
+	if s, ok := rq.params["site-id"]; ok {
+		if _, ok := c.st.siteByID[s]; !ok {
+			return notFound("Resource not found for the given input.")
+		}
+	}
+	return nil
 }
 
 // shadows reports whether a modelled pattern binds an entity id where a

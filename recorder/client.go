@@ -80,9 +80,9 @@ func launch(ctx context.Context, p *Profile, v Vars, env []string, o *Options) (
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(p.StartTimeout))
 	defer cancel()
 	c := &conn{wire: &wireLog{limit: 64}, elic: &elicitor{}}
-	if len(p.Command) > 0 {
-		argv := make([]string, len(p.Command))
-		for i, a := range p.Command {
+	if cmd := p.Argv(); len(cmd) > 0 {
+		argv := make([]string, len(cmd))
+		for i, a := range cmd {
 			argv[i] = v.Expand(a)
 		}
 		proc, err := startProcess(argv, p.WorkDir(), env, o.StderrLimit, o.StopGrace)

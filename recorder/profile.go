@@ -72,6 +72,59 @@ type Profile struct {
 	// relative paths (cwd) resolve against.
 	File string `yaml:"-" json:"-"`
 	Dir  string `yaml:"-" json:"-"`
+
+	// The working directory and argv after ExpandEnv. They stay out of the
+	// profile's hash: where a user installed a server is not part of how
+	// it was launched.
+	workDir string
+	argv    []string
+}
+
+// ExpandEnv replaces ${NAME} in the profile's cwd and command with the
+// user's environment, read through getenv (profiles of the compared
+// servers point at the checkout the user installed, e.g.
+// cwd: ${BENCH_SERVER_DIR_KARTHIK}). A variable that is unset or empty is
+// an error that names it and the profile.
+func (p *Profile) ExpandEnv(getenv func(string) string) error {
+	var missing []string
+	expand := func(s string) string {
+		return os.Expand(s, func(name string) string {
+			if !isIdent(name) {
+				return "${" + name + "}" // not ours: a template such as {port} stays
+			}
+			v := getenv(name)
+			if v == "" {
+				missing = append(missing, name)
+			}
+			return v
+		})
+	}
+	p.workDir = ""
+	if strings.Contains(p.Cwd, "$") {
+		p.workDir = expand(p.Cwd)
+		if !filepath.IsAbs(p.workDir) {
+			p.workDir = filepath.Join(p.Dir, p.workDir)
+		}
+	}
+	p.argv = nil
+	for _, a := range p.Command {
+		p.argv = append(p.argv, expand(a))
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		missing = slices.Compact(missing)
+		return fmt.Errorf("%s: %s not set: install the server beside the project and export %s with its directory (docs/compared-servers.md)",
+			p.File, strings.Join(missing, ", "), strings.Join(missing, " and "))
+	}
+	return nil
+}
+
+// Argv is the command after ExpandEnv (the command as written before it).
+func (p *Profile) Argv() []string {
+	if p.argv != nil {
+		return p.argv
+	}
+	return p.Command
 }
 
 // Adapter is the published, documented translation between a server's tool
@@ -312,6 +365,9 @@ func (p *Profile) Hash() string {
 
 // WorkDir is the absolute working directory of the server.
 func (p *Profile) WorkDir() string {
+	if p.workDir != "" {
+		return p.workDir
+	}
 	if filepath.IsAbs(p.Cwd) {
 		return p.Cwd
 	}
@@ -372,7 +428,8 @@ func checkTemplate(s string) error {
 			return nil
 		}
 		name := s[i+1 : i+j]
-		if isIdent(name) && !slices.Contains(templateNames, name) {
+		env := i > 0 && s[i-1] == '$' // ${NAME}: the user's environment (ExpandEnv)
+		if !env && isIdent(name) && !slices.Contains(templateNames, name) {
 			return fmt.Errorf("unknown template variable {%s} (known: {%s})", name, strings.Join(templateNames, "} {"))
 		}
 		s = s[i+j+1:]

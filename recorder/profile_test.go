@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestParseProfile(t *testing.T) {
@@ -76,7 +77,7 @@ func TestParseProfile(t *testing.T) {
 				t.Fatalf("%s: %v", c.why, err)
 			}
 			got.File, got.Dir = "", ""
-			if d := cmp.Diff(c.want, got); d != "" {
+			if d := cmp.Diff(c.want, got, cmpopts.IgnoreUnexported(Profile{})); d != "" {
 				t.Errorf("%s (-want +got):\n%s", c.why, d)
 			}
 		})

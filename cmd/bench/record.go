@@ -120,6 +120,9 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 	if err != nil {
 		return usageErr(err)
 	}
+	if err := profile.ExpandEnv(a.getenv); err != nil {
+		return usageErr(err)
+	}
 	selected, suiteName, err := selectScenarios(opts)
 	if err != nil {
 		return err

@@ -64,6 +64,9 @@ func runServersCheck(ctx context.Context, a *app, opts *serversCheckOptions) err
 	if err != nil {
 		return usageErr(err)
 	}
+	if err := p.ExpandEnv(a.getenv); err != nil {
+		return usageErr(err)
+	}
 	rec := recorder.New(&recorder.Options{Harness: version, Environ: os.Environ()})
 	defer rec.Close()
 	res, err := rec.Check(ctx, p, opts.fixture)
