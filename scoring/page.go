@@ -63,6 +63,20 @@ func WriteResultsPage(w io.Writer, r *Report, version, svgName, jsonName string)
 	fmt.Fprintf(&b, "# Benchmark results %s\n\n", version)
 	fmt.Fprintf(&b, "Methodology version **%s** ([docs/methodology.md](methodology.md)); report format %d; harness %s.\n", r.Methodology, r.Format, orNone(r.Meta.Harness))
 	fmt.Fprintf(&b, "The same data as JSON: [%s](%s).\n\n", jsonName, jsonName)
+	for _, m := range r.Meta.Models {
+		switch m.Provider {
+		case "baseline":
+			b.WriteString("> **This is a lexical-baseline run, not an LLM result.** The model is bench's offline, deterministic\n" +
+				"> BM25 baseline: it picks tools by the words of their names, descriptions and parameters and fills\n" +
+				"> arguments from the intent. It measures how well a server's tool surface leads a simple lexical\n" +
+				"> chooser to the right call, at no cost and reproducibly. It reports no token usage, so token\n" +
+				"> figures below are the tool definitions only. A live-model head-to-head uses the same commands\n" +
+				"> with `--model openai:MODEL` or `--model anthropic:MODEL`.\n\n")
+		case "oracle":
+			b.WriteString("> **Oracle runs are included.** The oracle follows each scenario's reference plan to prove the\n" +
+				"> scenario achievable on a server; its scores are not a model's.\n\n")
+		}
+	}
 	b.WriteString("## What was run\n\n| server | repository | SHA |\n|---|---|---|\n")
 	for _, s := range r.Meta.Servers {
 		fmt.Fprintf(&b, "| %s | %s | `%s` |\n", s.Name, orNone(s.Repo), orNone(s.SHA))
