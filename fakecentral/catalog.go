@@ -90,35 +90,7 @@ func findCatalogRoute(method string, segs []string) (*catalogRoute, map[string]s
 
 func findCatalogExact(method string, segs []string) (*catalogRoute, map[string]string) {
 	ci := loadCatalog()
-	var best *catalogRoute
-	bestLit := -1
-	for _, r := range ci.byKey[fmt.Sprintf("%s %d", method, len(segs))] {
-		lit := 0
-		ok := true
-		for i, s := range r.segs {
-			if isParam(s) {
-				continue
-			}
-			if s != segs[i] {
-				ok = false
-				break
-			}
-			lit++
-		}
-		if ok && lit > bestLit {
-			best, bestLit = r, lit
-		}
-	}
-	if best == nil {
-		return nil, nil
-	}
-	params := map[string]string{}
-	for i, s := range best.segs {
-		if isParam(s) {
-			params[s[1:len(s)-1]] = segs[i]
-		}
-	}
-	return best, params
+	return bestMatch(ci.byKey[fmt.Sprintf("%s %d", method, len(segs))], func(r *catalogRoute) []string { return r.segs }, segs, true)
 }
 
 // catalogRouteFor finds the documented route for a template path.

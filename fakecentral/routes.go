@@ -93,13 +93,23 @@ func ModelledRoutes() []string {
 // route with the most literal segments.
 func findRoute(method string, segs []string) (*route, map[string]string) {
 	modelledRoutes()
-	var best *route
+	return bestMatch(routeIndex[method+" "+strconv.Itoa(len(segs))], func(r *route) []string { return r.segs }, segs, false)
+}
+
+// bestMatch picks, among routes with as many segments as the request, the
+// one whose literal segments all match, preferring the most literal
+// segments, and binds its {params} to the request's segments. emptyParams
+// says whether a parameter may bind an empty segment.
+func bestMatch[R any](cands []R, pattern func(R) []string, segs []string, emptyParams bool) (R, map[string]string) {
+	var best R
+	var bestSegs []string
 	bestLit := -1
-	for _, r := range routeIndex[method+" "+strconv.Itoa(len(segs))] {
+	for _, r := range cands {
+		pat := pattern(r)
 		lit, ok := 0, true
-		for i, s := range r.segs {
+		for i, s := range pat {
 			if isParam(s) {
-				if segs[i] == "" {
+				if segs[i] == "" && !emptyParams {
 					ok = false
 					break
 				}
@@ -112,14 +122,15 @@ func findRoute(method string, segs []string) (*route, map[string]string) {
 			lit++
 		}
 		if ok && lit > bestLit {
-			best, bestLit = r, lit
+			best, bestSegs, bestLit = r, pat, lit
 		}
 	}
-	if best == nil {
-		return nil, nil
+	if bestSegs == nil {
+		var zero R
+		return zero, nil
 	}
 	params := map[string]string{}
-	for i, s := range best.segs {
+	for i, s := range bestSegs {
 		if isParam(s) {
 			params[s[1:len(s)-1]] = segs[i]
 		}
