@@ -56,6 +56,21 @@ type Judge struct {
 	Seed uint64
 }
 
+// settings returns k and the seed with their defaults filled in.
+func (j *Judge) settings() (k int, seed uint64, err error) {
+	if j.Model == nil {
+		return 0, 0, errors.New("judge: no model")
+	}
+	k, seed = j.Samples, j.Seed
+	if k <= 0 {
+		k = 3
+	}
+	if seed == 0 {
+		seed = 1
+	}
+	return k, seed, nil
+}
+
 // JudgeSystemPrompt is the rubric of the evaluation guide.
 const JudgeSystemPrompt = `You evaluate how an agent used MCP tools to do a task.
 Score each dimension 0, 1 or 2:
@@ -66,16 +81,9 @@ Output only JSON: {"correctness": n, "tool_use": n, "compliance": n, "reason": "
 
 // Grade asks the judge k times and returns the per-dimension majority.
 func (j *Judge) Grade(ctx context.Context, sc *scenarios.Scenario, run *traces.Run) (*JudgeResult, error) {
-	if j.Model == nil {
-		return nil, errors.New("judge: no model")
-	}
-	k := j.Samples
-	if k <= 0 {
-		k = 3
-	}
-	seed := j.Seed
-	if seed == 0 {
-		seed = 1
+	k, seed, err := j.settings()
+	if err != nil {
+		return nil, err
 	}
 	expected := judgeExpectation(sc, run.Manifest.Server.Name)
 	actual := judgeTranscript(run)
@@ -316,16 +324,9 @@ Output only JSON: {"better": 1 or 2, or 0 for a tie, "reason": "..."}`
 // shows the runs in an order drawn from the seeded generator (position
 // bias), and its answer is mapped back to a and b.
 func (j *Judge) Prefer(ctx context.Context, sc *scenarios.Scenario, a, b *traces.Run) (*Preference, error) {
-	if j.Model == nil {
-		return nil, errors.New("judge: no model")
-	}
-	k := j.Samples
-	if k <= 0 {
-		k = 3
-	}
-	seed := j.Seed
-	if seed == 0 {
-		seed = 1
+	k, seed, err := j.settings()
+	if err != nil {
+		return nil, err
 	}
 	h := traces.Hash([]byte(a.Manifest.RunID.String() + "/" + b.Manifest.RunID.String() + "/" + sc.ID))
 	rng := splitmix64(seed ^ binary.BigEndian.Uint64(h[:8]))
