@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -121,7 +122,52 @@ func (p *process) stop() {
 		syscall.Kill(-p.pgid, syscall.SIGKILL)
 		<-p.done
 		p.stdout.Close()
+		awaitGroupGone(p.pgid, 2*time.Second)
 	})
+}
+
+// awaitGroupGone waits, up to limit, until no process of group pgid is
+// left: SIGKILL is delivered asynchronously, and a grandchild that has not
+// died yet when stop returns would be a process left behind. Processes that
+// have died but wait for init to reap them are gone for this purpose.
+func awaitGroupGone(pgid int, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if !groupAlive(pgid) {
+			return
+		}
+		syscall.Kill(-pgid, syscall.SIGKILL)
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// groupAlive reports whether a running (not zombie) process is in group pgid.
+func groupAlive(pgid int) bool {
+	if err := syscall.Kill(-pgid, 0); err != nil {
+		return false // ESRCH: the group is empty
+	}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return true // cannot tell: the signal above found someone
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...: comm may hold spaces, so parse
+		// after the last ')'.
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) >= 3 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && f[0] != "X" {
+			return true
+		}
+	}
+	return false
 }
 
 // kill ends the group at once (start-up failure, cancellation).
