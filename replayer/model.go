@@ -1,0 +1,294 @@
+package replayer
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mcpbench/bench/llm"
+	"github.com/mcpbench/bench/traces"
+)
+
+// Mode says what a miss does.
+type Mode string
+
+// The modes.
+const (
+	// Strict stops the run at the first miss with outcome "stale": the
+	// recording no longer says what the model would do. The default.
+	Strict Mode = "strict"
+	// Lenient serves recorded turn i anyway and marks the run diverged at
+	// its first miss; a run that goes on past the recording ends there.
+	Lenient Mode = "lenient"
+	// Live asks Options.Live from the first miss on: a new episode.
+	Live Mode = "live"
+)
+
+// The outcomes a replay can end a run with, beside the loop's own.
+const (
+	OutcomeStale    = "stale"
+	OutcomeDiverged = "diverged"
+)
+
+// ParseMode checks a mode's spelling; "" is Strict.
+func ParseMode(s string) (Mode, error) {
+	switch Mode(s) {
+	case "":
+		return Strict, nil
+	case Strict, Lenient, Live:
+		return Mode(s), nil
+	}
+	return "", fmt.Errorf("replay mode %q: want strict, lenient or live", s)
+}
+
+// Options configure a Model. A nil *Options means the defaults.
+type Options struct {
+	// Mode is what a miss does. Default Strict.
+	Mode Mode
+	// Live answers from the first miss on in Live mode. Required there.
+	Live llm.Model
+	// Clock, when set, is moved by each served turn's recorded latency,
+	// paused while the model is asked and resumed when its answer goes
+	// back to the loop. Default none.
+	Clock *Clock
+}
+
+// recordedTurn is one model.turn of the recorded run, decoded.
+type recordedTurn struct {
+	key      traces.ID
+	request  json.RawMessage
+	response llm.Response
+	latency  time.Duration
+}
+
+// Model is an llm.Model that serves the model turns of one recorded run.
+// It is used for one replay of that run; it is safe for concurrent use but
+// a loop calls it turn after turn.
+type Model struct {
+	name  string
+	opts  Options
+	turns []recordedTurn
+
+	mu         sync.Mutex
+	observed   map[int]traces.ID // turn -> live key, from Observe
+	next       int               // index of the next Generate call
+	misses     []Miss
+	divergedAt int // first miss served anyway (Lenient), -1 if none
+	live       bool
+	served     int
+}
+
+// New returns a Model serving run's turns. Turns are matched by position:
+// the i-th model.turn event of run is turn i.
+func New(run *traces.Run, o *Options) (*Model, error) {
+	if run == nil {
+		return nil, errors.New("replayer: nil run")
+	}
+	var opts Options
+	if o != nil {
+		opts = *o
+	}
+	if opts.Mode == "" {
+		opts.Mode = Strict
+	}
+	if _, err := ParseMode(string(opts.Mode)); err != nil {
+		return nil, err
+	}
+	if opts.Mode == Live && opts.Live == nil {
+		return nil, errors.New("replayer: live mode needs a live model")
+	}
+	m := &Model{name: run.Manifest.Model.Name, opts: opts, observed: map[int]traces.ID{}, divergedAt: -1}
+	for i, e := range run.Events {
+		if e.Kind != traces.KindTurn || e.Turn == nil {
+			continue
+		}
+		t := recordedTurn{key: e.Turn.Key, request: e.Turn.Request, latency: time.Duration(e.Turn.LatencyUS) * time.Microsecond}
+		if err := json.Unmarshal(e.Turn.Response, &t.response); err != nil {
+			return nil, fmt.Errorf("replayer: run %s event %d: response of turn %d: %w", run.Manifest.RunID.Short(), i, e.Turn.Index, err)
+		}
+		m.turns = append(m.turns, t)
+	}
+	return m, nil
+}
+
+// Name is the recorded model's name: request keys and reports name the
+// model that answered, not the replay.
+func (m *Model) Name() string { return m.name }
+
+// Turns is the number of recorded turns.
+func (m *Model) Turns() int { return len(m.turns) }
+
+// Observe receives the key of the request the loop built for turn
+// (recorder.Job.OnRequest). Without it, Generate compares the canonical
+// requests instead of the keys.
+func (m *Model) Observe(turn int, _ *llm.Request, key traces.ID) {
+	m.opts.Clock.Pause()
+	m.mu.Lock()
+	m.observed[turn] = key
+	m.mu.Unlock()
+}
+
+// MissError is the error Generate returns when a miss stops the run. Its
+// Outcome is the run's outcome: "stale" in Strict mode, "diverged" when a
+// lenient replay has nothing left to serve.
+type MissError struct {
+	Miss    Miss
+	outcome string
+}
+
+func (e *MissError) Error() string { return "replay miss at " + e.Miss.Summary() }
+
+// Outcome is the outcome the run ends with.
+func (e *MissError) Outcome() string { return e.outcome }
+
+// Generate answers turn i (the i-th call) with recorded turn i when the
+// request matches, and handles a miss by the mode.
+func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	m.opts.Clock.Pause()
+	m.mu.Lock()
+	i := m.next
+	m.next++
+	live := m.live
+	key, haveKey := m.observed[i]
+	delete(m.observed, i)
+	m.mu.Unlock()
+
+	if live {
+		return m.generateLive(ctx, req)
+	}
+	var rec *recordedTurn
+	if i < len(m.turns) {
+		rec = &m.turns[i]
+	}
+	hit := false
+	if rec != nil {
+		if haveKey {
+			hit = key == rec.key
+		} else {
+			var err error
+			if hit, err = sameRequest(rec.request, req); err != nil {
+				return nil, fmt.Errorf("replay turn %d: %w", i, err)
+			}
+		}
+	}
+	if hit {
+		return m.serve(rec), nil
+	}
+	miss, err := m.explain(i, rec, req, key)
+	if err != nil {
+		return nil, fmt.Errorf("replay turn %d: %w", i, err)
+	}
+	m.mu.Lock()
+	m.misses = append(m.misses, *miss)
+	m.mu.Unlock()
+	switch m.opts.Mode {
+	case Lenient:
+		if rec == nil {
+			return nil, &MissError{Miss: *miss, outcome: OutcomeDiverged}
+		}
+		m.mu.Lock()
+		if m.divergedAt < 0 {
+			m.divergedAt = i
+		}
+		m.mu.Unlock()
+		return m.serve(rec), nil
+	case Live:
+		m.mu.Lock()
+		m.live = true
+		m.mu.Unlock()
+		return m.generateLive(ctx, req)
+	}
+	return nil, &MissError{Miss: *miss, outcome: OutcomeStale}
+}
+
+func (m *Model) serve(rec *recordedTurn) *llm.Response {
+	m.mu.Lock()
+	m.served++
+	m.mu.Unlock()
+	m.opts.Clock.Advance(rec.latency)
+	resp := rec.response
+	resp.ToolCalls = append([]llm.ToolCall(nil), rec.response.ToolCalls...)
+	m.opts.Clock.Resume()
+	return &resp
+}
+
+func (m *Model) generateLive(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	resp, err := m.opts.Live.Generate(ctx, req)
+	m.opts.Clock.Resume()
+	return resp, err
+}
+
+// explain builds the miss of turn i.
+func (m *Model) explain(i int, rec *recordedTurn, req *llm.Request, live traces.ID) (*Miss, error) {
+	miss := &Miss{Turn: i, Live: live}
+	if rec == nil {
+		miss.Differences = []Difference{{Component: ComponentTurn, Name: fmt.Sprintf("%d", i), Change: Added,
+			Detail: []string{fmt.Sprintf("the recorded run ended after %d turns; the live run asks for another", len(m.turns))}}}
+		return miss, nil
+	}
+	miss.Recorded = rec.key
+	var recorded llm.Request
+	if err := json.Unmarshal(rec.request, &recorded); err != nil {
+		return nil, fmt.Errorf("recorded request: %w", err)
+	}
+	diffs, err := Explain(&recorded, req)
+	if err != nil {
+		return nil, err
+	}
+	if len(diffs) == 0 {
+		diffs = []Difference{{Component: ComponentKey, Change: Changed,
+			Detail: []string{"the requests are the same; the key's other inputs differ (model, scenario, run index or encoding version " + llm.EncodingVersion + ")"}}}
+	}
+	miss.Differences = diffs
+	return miss, nil
+}
+
+// sameRequest compares a recorded request with a live one in canonical
+// form: what the key hashes, without the key's other inputs.
+func sameRequest(recorded json.RawMessage, live *llm.Request) (bool, error) {
+	var r llm.Request
+	if err := json.Unmarshal(recorded, &r); err != nil {
+		return false, fmt.Errorf("recorded request: %w", err)
+	}
+	a, err := r.Canonical()
+	if err != nil {
+		return false, fmt.Errorf("recorded request: %w", err)
+	}
+	b, err := live.Canonical()
+	if err != nil {
+		return false, fmt.Errorf("live request: %w", err)
+	}
+	return bytes.Equal(a, b), nil
+}
+
+// Misses returns the misses so far, in turn order.
+func (m *Model) Misses() []Miss {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]Miss(nil), m.misses...)
+}
+
+// Diverged reports the first turn served after a miss (Lenient mode).
+func (m *Model) Diverged() (turn int, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.divergedAt, m.divergedAt >= 0
+}
+
+// WentLive reports whether a live model answered some turn (Live mode).
+func (m *Model) WentLive() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.live
+}
+
+// Served is the number of recorded turns served.
+func (m *Model) Served() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.served
+}
