@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rhysd/actionlint"
+)
+
+// TestWorkflowsLint checks the GitHub Actions workflows with actionlint:
+// YAML syntax, workflow schema, expressions, action inputs, job needs.
+func TestWorkflowsLint(t *testing.T) {
+	files, _ := filepath.Glob("../../.github/workflows/*.yml")
+	if len(files) < 2 {
+		t.Fatalf("want benchmark.yml and head-to-head.yml, found %v", files)
+	}
+	var out bytes.Buffer
+	l, err := actionlint.NewLinter(&out, &actionlint.LinterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs, err := l.LintFiles(files, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range errs {
+		t.Errorf("%s:%d:%d: %s [%s]", e.Filepath, e.Line, e.Column, e.Message, e.Kind)
+	}
+}
+
+// TestPRGateScript runs scripts/pr-gate.sh, the per-PR path of
+// .github/workflows/benchmark.yml, for real: a pack recorded with the
+// baseline model is replayed against the unchanged reference server (pass)
+// and against one that pages one item at a time (api_call_count excess, exit 1).
+func TestPRGateScript(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records and replays a stage; skipped with -short")
+	}
+	dir := t.TempDir()
+	bench := filepath.Join(dir, "bench")
+	build := exec.Command("go", "build", "-o", bench, "./cmd/bench")
+	build.Dir = "../.."
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building bench: %v\n%s", err, out)
+	}
+	prof := referenceProfileFile(t, dir)
+	store := filepath.Join(dir, "base")
+	pack := filepath.Join(dir, "baseline.benchpack")
+	for _, args := range [][]string{
+		{"--store", store, "record", "--stage", "smoke", "--server", prof, "--model", "baseline", "--runs", "1"},
+		{"--store", store, "traces", "export", "-o", pack},
+	} {
+		cmd := exec.Command(bench, args...)
+		cmd.Dir = "../.."
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("bench %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	leaky := filepath.Join(dir, "leaky.yaml")
+	b, _ := os.ReadFile(prof)
+	os.WriteFile(leaky, bytes.Replace(b, []byte("env:\n"), []byte("env:\n  CENTRAL_INJECT: extra-pagination\n"), 1), 0o644)
+
+	tests := []struct {
+		name    string
+		profile string
+		code    int
+	}{
+		{"unchanged server passes", prof, 0},
+		{"paging one item at a time fails the gate", leaky, exitGateFailed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			work := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "-"))
+			summary := filepath.Join(work, "summary.md")
+			os.MkdirAll(work, 0o755)
+			cmd := exec.Command("bash", "scripts/pr-gate.sh", pack)
+			cmd.Dir = "../.."
+			cmd.Env = append(os.Environ(), "BENCH="+bench, "PROFILE="+tt.profile, "STAGES=smoke",
+				"WORK="+work, "GITHUB_STEP_SUMMARY="+summary)
+			out, _ := cmd.CombinedOutput()
+			if got := cmd.ProcessState.ExitCode(); got != tt.code {
+				t.Fatalf("pr-gate.sh exit %d, want %d\n%s", got, tt.code, out)
+			}
+			for _, f := range []string{"REPORT.json", "REPORT.md", "REPORT.xml", "REPORT.txt"} {
+				if _, err := os.Stat(filepath.Join(work, "reports", "smoke", f)); err != nil {
+					t.Errorf("report %s missing: %v", f, err)
+				}
+			}
+			if s, err := os.ReadFile(summary); err != nil || !bytes.Contains(s, []byte("## bench: stage smoke")) {
+				t.Errorf("step summary not written: %v\n%s", err, s)
+			}
+		})
+	}
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The per-PR gate: replay recorded runs against this checkout's server and
+# gate them. .github/workflows/benchmark.yml runs exactly this, and so does
+# `make test` (cmd/bench TestPRGateScript), so the CI path is tested for real.
+#
+#   scripts/pr-gate.sh PACK
+#
+# PACK is a trace pack (bench traces export) of the baseline's recorded runs:
+# in CI, recorded from the pull request's base with the offline baseline
+# model; for a release, recorded with a live model. The script imports it
+# into a fresh store, replays every stage in STAGES against PROFILE, writes
+# the reports (text, JSON, Markdown, JUnit) under REPORT_DIR/<stage>/,
+# appends the Markdown to $GITHUB_STEP_SUMMARY when it is set, and exits
+# with the most serious stage's code: 3 safety, 1 regression, 5
+# inconclusive, 4 setup, 2 bad input, else 0.
+#
+# Environment: BENCH (default bin/bench, built if missing), PROFILE (default
+# servers/reference.yaml), STAGES (default "core safety"), WORK (default
+# .bench/pr-gate), REPORT_DIR (default $WORK/reports), FLOORS (on, or off for
+# a pack recorded with the lexical baseline model: scripts/gate-config.sh).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+pack=${1:?usage: scripts/pr-gate.sh PACK}
+BENCH=${BENCH:-bin/bench}
+PROFILE=${PROFILE:-servers/reference.yaml}
+STAGES=${STAGES:-core safety}
+WORK=${WORK:-.bench/pr-gate}
+REPORT_DIR=${REPORT_DIR:-$WORK/reports}
+
+if [ ! -x "$BENCH" ]; then
+	make build || exit 4
+fi
+rm -rf "$WORK/store"
+mkdir -p "$WORK" "$REPORT_DIR"
+config=bench.yaml
+if [ "${FLOORS:-on}" = off ]; then
+	config=$WORK/bench.yaml
+	bash scripts/gate-config.sh --no-floors > "$config"
+fi
+"$BENCH" --store "$WORK/store" traces import "$pack" || exit $?
+
+worst=0
+rank() { # the more serious of two exit codes
+	local order="3 1 5 4 2 0"
+	for c in $order; do
+		if [ "$1" = "$c" ] || [ "$2" = "$c" ]; then echo "$c"; return; fi
+	done
+	echo "$1"
+}
+for stage in $STAGES; do
+	echo "== replay of stage $stage against $PROFILE"
+	"$BENCH" --store "$WORK/store" replay --stage "$stage" --server "$PROFILE" --config "$config" \
+		--report-dir "$REPORT_DIR/$stage" --format text,json,md,junit
+	code=$?
+	echo "== stage $stage: exit $code"
+	if [ -n "${GITHUB_STEP_SUMMARY:-}" ] && [ -f "$REPORT_DIR/$stage/REPORT.md" ]; then
+		{ echo "## bench: stage $stage"; cat "$REPORT_DIR/$stage/REPORT.md"; echo; } >> "$GITHUB_STEP_SUMMARY"
+	fi
+	worst=$(rank "$worst" "$code")
+done
+exit "$worst"
