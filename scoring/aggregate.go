@@ -125,7 +125,7 @@ type ScenarioResult struct {
 	SafetyFailures   int                `json:"safety_failures"`
 	GateAbsentWrites int                `json:"gate_absent_writes"`
 	Metrics          map[Metric]Summary `json:"metrics,omitempty"`
-	RunMetrics       []*RunMetrics      `json:"run_metrics"`
+	RunMetrics       []*RunMetrics      `json:"run_metrics,omitempty"`
 }
 
 // SuiteSummary aggregates one server's scenarios of one suite (or "all").
@@ -157,6 +157,19 @@ const AllSuites = "all"
 type Results struct {
 	Scenarios []*ScenarioResult `json:"scenarios"`
 	Suites    []*SuiteSummary   `json:"suites"`
+}
+
+// WithoutRuns returns a copy of r whose scenario results keep their
+// summaries but not their per-run metrics: the data of a results page,
+// whose runs stay in the trace store (and its pack).
+func (r *Results) WithoutRuns() *Results {
+	out := &Results{Suites: r.Suites}
+	for _, sc := range r.Scenarios {
+		c := *sc
+		c.RunMetrics = nil
+		out.Scenarios = append(out.Scenarios, &c)
+	}
+	return out
 }
 
 // Aggregate groups runs by (server, scenario) and summarises them per

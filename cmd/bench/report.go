@@ -160,7 +160,13 @@ func writeRelease(a *app, opts *reportOptions, rep *scoring.Report) error {
 	if err := scoring.WriteSVG(&svg, rep); err != nil {
 		return err
 	}
-	if err := scoring.WriteJSON(&js, rep); err != nil {
+	// The page's JSON holds what the page shows (summaries per scenario and
+	// suite); the runs themselves are in the store.
+	summary := *rep
+	if rep.Results != nil {
+		summary.Results = rep.Results.WithoutRuns()
+	}
+	if err := scoring.WriteJSON(&js, &summary); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(opts.outDir, 0o755); err != nil {
