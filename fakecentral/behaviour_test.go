@@ -523,3 +523,23 @@ func TestJournalFileRoundTrip(t *testing.T) {
 		t.Fatal("unknown journal format accepted")
 	}
 }
+
+// A reset after a read-only run keeps the state (it is still the
+// fixture's); a reset after any write rebuilds it.
+func TestResetRebuildsOnlyAfterWrites(t *testing.T) {
+	c := New(nil)
+	first := c.st
+	do(t, c, "GET", "/network-monitoring/v1/clients?limit=5", "")
+	c.Reset()
+	if c.st != first {
+		t.Errorf("a read-only run made Reset rebuild the state")
+	}
+	do(t, c, "PATCH", "/network-config/v1alpha1/wlan-ssids/Corp-Net", `{"vlan-id-range":["20"]}`)
+	c.Reset()
+	if c.st == first {
+		t.Fatalf("a write did not make Reset rebuild the state")
+	}
+	if code, _, b := do(t, c, "GET", "/network-monitoring/v1/wlans/Corp-Net", ""); code != 200 || bytes.Contains(b, []byte(`"vlan":"20"`)) {
+		t.Errorf("after Reset the write is still visible: %d %s", code, b)
+	}
+}

@@ -24,8 +24,9 @@ type Central struct {
 	fx    *Fixture
 	token string
 
-	mu           sync.RWMutex // guards st
+	mu           sync.RWMutex // guards st and dirty
 	st           *state
+	dirty        bool // st may differ from the fixture: a request other than a read reached it
 	jmu          sync.Mutex // guards the fields below
 	journal      []Entry
 	seq          int
@@ -68,9 +69,15 @@ func (c *Central) Secrets() []string { return append(c.fx.Secrets(), c.token) }
 // Reset restores the fixture state and clears the journal, the tool-call
 // marker, the forced 401 count and the faults (re-armed from Options).
 func (c *Central) Reset() {
-	st := newState(c.fx)
+	// Only a request that is not a GET can change the state (writes,
+	// troubleshooting POSTs and the async operations they start), so after
+	// a read-only run the state is still the fixture's and rebuilding it,
+	// the costly part of a reset, is skipped.
 	c.mu.Lock()
-	c.st = st
+	if c.dirty || c.st == nil {
+		c.st = newState(c.fx)
+		c.dirty = false
+	}
 	c.mu.Unlock()
 	c.jmu.Lock()
 	c.journal = nil
@@ -215,6 +222,11 @@ func (c *Central) serve(w http.ResponseWriter, r *http.Request, host string) {
 	if len(body) > 0 {
 		sum := sha256.Sum256(body)
 		e.BodySHA256 = hex.EncodeToString(sum[:])
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead && path != "/oauth2/token" && path != "/as/token.oauth2" {
+		c.mu.Lock()
+		c.dirty = true
+		c.mu.Unlock()
 	}
 	dropped := c.dispatchSafe(rec, rq, &e)
 	e.Status = rec.status

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -600,7 +601,7 @@ func validateResult(sc *scenarios.Scenario, a *traces.Answer) (bool, string) {
 	if len(doc) == 0 {
 		return false, "empty answer"
 	}
-	sch, err := scenarios.CompileSchema(sc.ResultSchema)
+	sch, err := compiledSchema(sc)
 	if err != nil {
 		return false, "result_schema: " + err.Error()
 	}
@@ -616,6 +617,25 @@ func validateResult(sc *scenarios.Scenario, a *traces.Answer) (bool, string) {
 		return false, oneLine(err.Error())
 	}
 	return true, ""
+}
+
+// compiledSchemas caches each scenario's compiled result schema: a replay
+// scores hundreds of runs of the same few scenarios.
+var compiledSchemas sync.Map // *scenarios.Scenario -> compiledResult
+
+type compiledResult struct {
+	sch *jsonschema.Schema
+	err error
+}
+
+func compiledSchema(sc *scenarios.Scenario) (*jsonschema.Schema, error) {
+	if c, ok := compiledSchemas.Load(sc); ok {
+		r := c.(compiledResult)
+		return r.sch, r.err
+	}
+	sch, err := scenarios.CompileSchema(sc.ResultSchema)
+	compiledSchemas.Store(sc, compiledResult{sch, err})
+	return sch, err
 }
 
 // validationMessage lists a validation failure's leaf errors sorted: the

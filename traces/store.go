@@ -242,6 +242,23 @@ func RunRef(suite, server, model, scenario string, runIndex int) string {
 // record and its refs are written in one synced batch. It returns the run's
 // ID and sets run.Manifest.RunID.
 func (s *Store) PutRun(run *Run, refs ...string) (ID, error) {
+	return s.putRun(run, refs, pebble.Sync)
+}
+
+// PutRunNoSync is PutRun without waiting for the disk: the run is written
+// in one atomic batch like any other, so a crash loses it whole or keeps it
+// whole, but may lose it. For runs that can be recomputed, such as replays;
+// Sync (or a later PutRun) makes every earlier write durable.
+func (s *Store) PutRunNoSync(run *Run, refs ...string) (ID, error) {
+	return s.putRun(run, refs, pebble.NoSync)
+}
+
+// Sync makes every write so far durable.
+func (s *Store) Sync() error {
+	return s.db.LogData(nil, pebble.Sync)
+}
+
+func (s *Store) putRun(run *Run, refs []string, sync *pebble.WriteOptions) (ID, error) {
 	for _, r := range refs {
 		if err := ValidateRefName(r); err != nil {
 			return ID{}, err
@@ -281,7 +298,7 @@ func (s *Store) PutRun(run *Run, refs ...string) (ID, error) {
 			return ID{}, err
 		}
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := b.Commit(sync); err != nil {
 		return ID{}, fmt.Errorf("storing run: %w", err)
 	}
 	run.Manifest.RunID = root

@@ -220,7 +220,9 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 	finish := func(p pending) error {
 		r := p.r
 		r.replay.Manifest.StartedAt = time.Now().UTC()
-		id, err := store.PutRun(r.replay, replayRefPrefix+r.ref)
+		// Replays can be recomputed: written without waiting for the disk,
+		// made durable together below.
+		id, err := store.PutRunNoSync(r.replay, replayRefPrefix+r.ref)
 		if err != nil {
 			return setupErr(fmt.Errorf("storing the replay of %s: %w", r.ref, err))
 		}
@@ -302,7 +304,7 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 		return nil
 	}()
 	<-finished
-	if err := cmp.Or(loopErr, finishErr); err != nil {
+	if err := cmp.Or(loopErr, finishErr, store.Sync()); err != nil {
 		return err
 	}
 	if replayedRuns == 0 {

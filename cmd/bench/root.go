@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -17,9 +18,12 @@ type app struct {
 	stdout io.Writer
 	stderr io.Writer
 
-	storeDir string // --store
+	storeDir   string // --store
+	cpuProfile string // --cpuprofile (hidden: for measuring bench itself)
 	// getenv is os.Getenv in production; tests inject their own.
 	getenv func(string) string
+
+	stopProfile func() // set while a --cpuprofile is being written
 }
 
 const defaultStoreDir = ".bench/store"
@@ -42,6 +46,19 @@ Exit codes: 0 ok, 1 gate failed, 2 invalid input or usage, 3 safety failure,
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	root.PersistentFlags().StringVar(&a.storeDir, "store", defaultStoreDir, "trace store directory")
+	root.PersistentFlags().StringVar(&a.cpuProfile, "cpuprofile", "", "write a Go CPU profile of this command to FILE")
+	root.PersistentFlags().MarkHidden("cpuprofile")
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if a.cpuProfile == "" {
+			return nil
+		}
+		f, err := os.Create(a.cpuProfile)
+		if err != nil {
+			return usageErr(err)
+		}
+		a.stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
+		return pprof.StartCPUProfile(f)
+	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
 
 	root.AddCommand(
@@ -69,6 +86,9 @@ func runWith(ctx context.Context, a *app, args []string) int {
 	root := newRootCmd(a)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
+	if a.stopProfile != nil {
+		a.stopProfile()
+	}
 	if err != nil && cmd != nil && isArgsError(err) {
 		err = usageErr(err)
 	}
