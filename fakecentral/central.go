@@ -26,7 +26,7 @@ type Central struct {
 
 	mu           sync.RWMutex // guards st and dirty
 	st           *state
-	dirty        bool // st may differ from the fixture: a request other than a read reached it
+	dirty        bool       // st may differ from the fixture: a request other than a read reached it
 	jmu          sync.Mutex // guards the fields below
 	journal      []Entry
 	seq          int
