@@ -180,6 +180,7 @@ func (l *Loop) Run(ctx context.Context) string {
 	req := &llm.Request{System: system, Messages: []llm.Message{{Role: llm.RoleUser, Content: l.Intent}},
 		Tools: tools, Sampling: l.Sampling}
 	calls := 0
+	var est *usageEstimator // for a model that reports no usage
 	fail := func(at time.Time, kind, msg string) {
 		l.Emit(at, traces.Event{Kind: traces.KindError, Error: &traces.Error{Kind: kind, Message: msg}})
 	}
@@ -224,10 +225,19 @@ func (l *Loop) Run(ctx context.Context) string {
 			return OutcomeError
 		}
 		respJSON, _ := json.Marshal(resp)
+		usage := traces.Usage{Input: int(resp.Usage.InputTokens), Output: int(resp.Usage.OutputTokens), Cached: int(resp.Usage.CachedTokens)}
+		if usage == (traces.Usage{}) {
+			// The model reports no usage (offline models): estimate it, so
+			// token figures mean the same for every model.
+			if est == nil {
+				est = newUsageEstimator(system, tools)
+			}
+			usage.Input, usage.Output = est.estimate(req, respJSON)
+			usage.Estimated = true
+		}
 		l.Emit(start, traces.Event{Kind: traces.KindTurn, Turn: &traces.Turn{
 			Index: turn, Key: key, Request: reqJSON, Response: respJSON,
-			Usage:     traces.Usage{Input: int(resp.Usage.InputTokens), Output: int(resp.Usage.OutputTokens), Cached: int(resp.Usage.CachedTokens)},
-			LatencyUS: lat.Microseconds(), Attempts: attemptsOf(resp),
+			Usage: usage, LatencyUS: lat.Microseconds(), Attempts: attemptsOf(resp),
 		}})
 		// Build the next request as a copy: a model (or the replayer) may
 		// keep the request it was given.

@@ -55,3 +55,31 @@ func CountTokens(text []byte) int {
 	}
 	return n
 }
+
+// usageEstimator counts the tokens of the requests and responses of a model
+// that reports no usage (the offline baseline, the oracle), with the same
+// tokenizer as tool definitions: the tools and the system prompt once per
+// run, each message once, summed per turn as a provider would bill them.
+type usageEstimator struct {
+	fixed int            // tool definitions and system prompt
+	msgs  map[string]int // message JSON -> tokens
+}
+
+func newUsageEstimator(system string, tools []llm.Tool) *usageEstimator {
+	tb, _ := json.Marshal(tools)
+	return &usageEstimator{fixed: CountTokens(tb) + CountTokens([]byte(system)), msgs: map[string]int{}}
+}
+
+func (e *usageEstimator) estimate(req *llm.Request, resp []byte) (in, out int) {
+	in = e.fixed
+	for _, m := range req.Messages {
+		b, _ := json.Marshal(m)
+		n, ok := e.msgs[string(b)]
+		if !ok {
+			n = CountTokens(b)
+			e.msgs[string(b)] = n
+		}
+		in += n
+	}
+	return in, CountTokens(resp)
+}

@@ -69,9 +69,10 @@ func WriteResultsPage(w io.Writer, r *Report, version, svgName, jsonName string)
 			b.WriteString("> **This is a lexical-baseline run, not an LLM result.** The model is bench's offline, deterministic\n" +
 				"> BM25 baseline: it picks tools by the words of their names, descriptions and parameters and fills\n" +
 				"> arguments from the intent. It measures how well a server's tool surface leads a simple lexical\n" +
-				"> chooser to the right call, at no cost and reproducibly. It reports no token usage, so token\n" +
-				"> figures below are the tool definitions only. A live-model head-to-head uses the same commands\n" +
-				"> with `--model openai:MODEL` or `--model anthropic:MODEL`.\n\n")
+				"> chooser to the right call, at no cost and reproducibly. It reports no token usage: bench\n" +
+				"> estimates it with the o200k_base tokenizer from each request (tool definitions, system prompt,\n" +
+				"> messages) and response. A live-model head-to-head uses the same commands with\n" +
+				"> `--model openai:MODEL` or `--model anthropic:MODEL`.\n\n")
 		case "oracle":
 			b.WriteString("> **Oracle runs are included.** The oracle follows each scenario's reference plan to prove the\n" +
 				"> scenario achievable on a server; its scores are not a model's.\n\n")

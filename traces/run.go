@@ -145,11 +145,14 @@ type Turn struct {
 	Attempts  int             `json:"attempts,omitempty"` // > 1 when retried
 }
 
-// Usage counts tokens as the provider reported them.
+// Usage counts tokens as the provider reported them, or, for a model that
+// reports none (the offline baseline and the oracle), as the recorder
+// estimated them with its tokenizer (Estimated).
 type Usage struct {
-	Input  int `json:"input"`
-	Output int `json:"output"`
-	Cached int `json:"cached,omitempty"`
+	Input     int  `json:"input"`
+	Output    int  `json:"output"`
+	Cached    int  `json:"cached,omitempty"`
+	Estimated bool `json:"estimated,omitempty"`
 }
 
 // Call is one MCP tools/call.
