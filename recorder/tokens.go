@@ -1,8 +1,10 @@
 package recorder
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/tiktoken-go/tokenizer"
 
@@ -67,8 +69,18 @@ type usageEstimator struct {
 
 func newUsageEstimator(system string, tools []llm.Tool) *usageEstimator {
 	tb, _ := json.Marshal(tools)
-	return &usageEstimator{fixed: CountTokens(tb) + CountTokens([]byte(system)), msgs: map[string]int{}}
+	key := sha256.Sum256(append(append(tb, 0), system...))
+	fixed, ok := fixedTokens.Load(key)
+	if !ok {
+		fixed = CountTokens(tb) + CountTokens([]byte(system))
+		fixedTokens.Store(key, fixed)
+	}
+	return &usageEstimator{fixed: fixed.(int), msgs: map[string]int{}}
 }
+
+// fixedTokens caches the token count of a tool list and system prompt: the
+// same for every run of a server, and the costly part of an estimate.
+var fixedTokens sync.Map // [32]byte -> int
 
 func (e *usageEstimator) estimate(req *llm.Request, resp []byte) (in, out int) {
 	in = e.fixed
