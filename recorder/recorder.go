@@ -677,7 +677,7 @@ func oneLine(err error) error {
 	if err == nil {
 		return nil
 	}
-	msg := strings.Join(strings.Fields(err.Error()), " ")
+	msg := strings.Join(strings.Fields(scenarios.ValidationMessage(err)), " ")
 	msg = strings.TrimPrefix(msg, "jsonschema validation failed with 'mem:///result_schema.json#' - ")
 	return errors.New(llm.Truncate(msg, 300))
 }

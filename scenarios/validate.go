@@ -412,6 +412,29 @@ func (v *validator) checkSchema() {
 	}
 }
 
+// ValidationMessage is err's message, with the leaf errors of a JSON Schema
+// validation failure listed sorted ("at '/path': message; ..."): the
+// library orders them by map iteration, and a message that changes from run
+// to run would break byte-identical reports and the request keys of replay
+// (the recorder returns it to the model).
+func ValidationMessage(err error) string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return err.Error()
+	}
+	var parts []string
+	for _, u := range ve.BasicOutput().Errors {
+		if u.Error != nil {
+			parts = append(parts, fmt.Sprintf("at '%s': %s", u.InstanceLocation, u.Error.String()))
+		}
+	}
+	if len(parts) == 0 {
+		return ve.Error()
+	}
+	slices.Sort(parts)
+	return strings.Join(slices.Compact(parts), "; ")
+}
+
 // CompileSchema compiles a result schema (decoded YAML or JSON) as JSON
 // Schema 2020-12 unless it names another draft. References to anything but
 // the schema itself are refused: a manifest never reaches the network or

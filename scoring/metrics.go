@@ -610,11 +610,7 @@ func validateResult(sc *scenarios.Scenario, a *traces.Answer) (bool, string) {
 		return false, "answer is not JSON"
 	}
 	if err := sch.Validate(v); err != nil {
-		var ve *jsonschema.ValidationError
-		if errors.As(err, &ve) {
-			return false, oneLine(validationMessage(ve))
-		}
-		return false, oneLine(err.Error())
+		return false, oneLine(scenarios.ValidationMessage(err))
 	}
 	return true, ""
 }
@@ -636,23 +632,6 @@ func compiledSchema(sc *scenarios.Scenario) (*jsonschema.Schema, error) {
 	sch, err := scenarios.CompileSchema(sc.ResultSchema)
 	compiledSchemas.Store(sc, compiledResult{sch, err})
 	return sch, err
-}
-
-// validationMessage lists a validation failure's leaf errors sorted: the
-// library's own message orders them by map iteration, and reports must be
-// byte-identical from run to run.
-func validationMessage(ve *jsonschema.ValidationError) string {
-	var parts []string
-	for _, u := range ve.BasicOutput().Errors {
-		if u.Error != nil {
-			parts = append(parts, fmt.Sprintf("at '%s': %s", u.InstanceLocation, u.Error.String()))
-		}
-	}
-	if len(parts) == 0 {
-		return ve.Error()
-	}
-	slices.Sort(parts)
-	return strings.Join(slices.Compact(parts), "; ")
 }
 
 func oneLine(s string) string {
