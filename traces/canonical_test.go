@@ -193,3 +193,20 @@ func sameJSON(a, b any) bool {
 		return a == b
 	}
 }
+
+func TestBodyJSON(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"empty", "", ""},
+		{"JSON kept as is", `{"b":1, "a":2}`, `{"b":1, "a":2}`},
+		{"text becomes a string", "Not Found", `"Not Found"`},
+		{"duplicate keys are not canonical JSON: kept as text", `{"a":1,"a":2}`, `"{\"a\":1,\"a\":2}"`},
+		{"invalid UTF-8 replaced", "a\xffb", "\"a\ufffdb\""},
+	}
+	for _, tt := range tests {
+		if got := string(BodyJSON([]byte(tt.in))); got != tt.want {
+			t.Errorf("%s: BodyJSON(%q) = %s, want %s", tt.name, tt.in, got, tt.want)
+		}
+	}
+}

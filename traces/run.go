@@ -215,10 +215,8 @@ func BodyJSON(b []byte) json.RawMessage {
 	if len(b) == 0 {
 		return nil
 	}
-	if json.Valid(b) {
-		if _, err := Canonical(b); err == nil {
-			return append(json.RawMessage(nil), b...)
-		}
+	if _, err := Canonical(b); err == nil {
+		return append(json.RawMessage(nil), b...)
 	}
 	s := string(b)
 	if !utf8.ValidString(s) {

@@ -1,12 +1,26 @@
 package main
 
-import "strings"
+import (
+	"errors"
+	"strings"
+)
 
-// isArgsError reports whether err comes from cobra's argument validation or
-// an unknown command, both of which are usage errors (exit 2).
+// isArgsError reports whether err is cobra's own complaint about the
+// command line: an unknown command or a wrong number of arguments (flag
+// errors are marked through SetFlagErrorFunc). Errors a command already
+// marked keep their code: a setup failure whose text happens to contain
+// one of these words stays a setup failure.
 func isArgsError(err error) bool {
+	if err == nil {
+		return false
+	}
+	var ee *exitError
+	var silent *silentExit
+	if errors.As(err, &ee) || errors.As(err, &silent) {
+		return false
+	}
 	msg := err.Error()
-	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "received ", "invalid argument", "unknown flag", "unknown shorthand"} {
+	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "arg(s), received"} {
 		if strings.Contains(msg, p) {
 			return true
 		}

@@ -19,8 +19,6 @@ import (
 	"github.com/mcpbench/bench/traces"
 )
 
-func init() { extraCommands = append(extraCommands, newDiffCmd) }
-
 type diffOptions struct {
 	a, b      string
 	scenario  string

@@ -76,3 +76,22 @@ func TestExitCodeMapping(t *testing.T) {
 		}
 	}
 }
+
+func TestIsArgsError(t *testing.T) {
+	tests := []struct {
+		err  error
+		want bool
+	}{
+		{errors.New(`unknown command "x" for "bench"`), true},
+		{errors.New("accepts at most 1 arg(s), received 2"), true},
+		{setupErr(errors.New("opening store: accepts no writes: invalid argument")), false},
+		{&silentExit{code: exitSafety}, false},
+		{errors.New("reading blob: invalid argument"), false},
+		{nil, false},
+	}
+	for _, tt := range tests {
+		if got := isArgsError(tt.err); got != tt.want {
+			t.Errorf("isArgsError(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
+}

@@ -85,8 +85,6 @@ fixture.yaml; see fakecentral/fixtures/README.md for every entity id.`,
 	return fake
 }
 
-func init() { extraCommands = append(extraCommands, newFakeCmd) }
-
 // lockedWriter serialises the request log: requests are served concurrently.
 type lockedWriter struct {
 	mu sync.Mutex

@@ -14,8 +14,6 @@ import (
 	"github.com/mcpbench/bench/scoring"
 )
 
-func init() { extraCommands = append(extraCommands, newJudgeCmd) }
-
 func newJudgeCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "judge",

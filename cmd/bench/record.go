@@ -24,8 +24,6 @@ import (
 	"github.com/mcpbench/bench/traces"
 )
 
-func init() { extraCommands = append(extraCommands, newRecordCmd) }
-
 type recordOptions struct {
 	suite       string
 	stage       string

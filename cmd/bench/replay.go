@@ -25,8 +25,6 @@ import (
 	"github.com/mcpbench/bench/traces"
 )
 
-func init() { extraCommands = append(extraCommands, newReplayCmd) }
-
 // replayRefPrefix is the first segment of the refs of replay runs:
 // replay/<the recorded run's ref>.
 const replayRefPrefix = "replay/"

@@ -15,8 +15,6 @@ import (
 	"github.com/mcpbench/bench/traces"
 )
 
-func init() { extraCommands = append(extraCommands, newReportCmd) }
-
 type reportOptions struct {
 	release   string
 	from      []string

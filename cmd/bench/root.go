@@ -62,18 +62,19 @@ Exit codes: 0 ok, 1 gate failed, 2 invalid input or usage, 3 safety failure,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
 
 	root.AddCommand(
-		newVersionCmd(a),
+		newDiffCmd(a),
+		newFakeCmd(a),
+		newJudgeCmd(a),
+		newRecordCmd(a),
+		newReplayCmd(a),
+		newReportCmd(a),
+		newScenariosCmd(a),
+		newServersCmd(a),
 		newTracesCmd(a),
+		newVersionCmd(a),
 	)
-	for _, add := range extraCommands {
-		root.AddCommand(add(a))
-	}
 	return root
 }
-
-// extraCommands lets command files register themselves without editing this
-// file (each file appends in its init). Kept sorted by cobra when printed.
-var extraCommands []func(*app) *cobra.Command
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
@@ -85,11 +86,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func runWith(ctx context.Context, a *app, args []string) int {
 	root := newRootCmd(a)
 	root.SetArgs(args)
-	cmd, err := root.ExecuteContextC(ctx)
+	_, err := root.ExecuteContextC(ctx)
 	if a.stopProfile != nil {
 		a.stopProfile()
 	}
-	if err != nil && cmd != nil && isArgsError(err) {
+	if isArgsError(err) {
 		err = usageErr(err)
 	}
 	return exitCode(err, a.stderr)

@@ -16,8 +16,6 @@ import (
 	"github.com/mcpbench/bench/scenarios"
 )
 
-func init() { extraCommands = append(extraCommands, newScenariosCmd) }
-
 const defaultConfigFile = "bench.yaml"
 
 func newScenariosCmd(a *app) *cobra.Command {

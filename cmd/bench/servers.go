@@ -14,8 +14,6 @@ import (
 	"github.com/mcpbench/bench/recorder"
 )
 
-func init() { extraCommands = append(extraCommands, newServersCmd) }
-
 func newServersCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "servers",
