@@ -74,6 +74,12 @@ func keyBytes(d keyDoc) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return keyDocBytes(d, req), nil
+}
+
+// keyDocBytes is the canonical encoding of d with the canonical request req
+// in place of d.Request.
+func keyDocBytes(d keyDoc, req []byte) []byte {
 	str := func(s string) []byte { b, _ := traces.Marshal(s); return b }
 	var buf bytes.Buffer
 	buf.Grow(len(req) + 200)
@@ -90,7 +96,7 @@ func keyBytes(d keyDoc) ([]byte, error) {
 	buf.WriteString(`,"scenario":`)
 	buf.Write(str(d.Scenario))
 	buf.WriteString(`}`)
-	return buf.Bytes(), nil
+	return buf.Bytes()
 }
 
 // ToolResult is what executing one tool call gave.
@@ -127,6 +133,9 @@ type Loop struct {
 	System              string // default SystemPrompt
 	Intent              string
 	Tools               []llm.Tool // the server's tools, after the adapter
+	// toolsEnc, when set, is Tools encoded (the recorder keeps one per
+	// server session); else Run encodes them once.
+	toolsEnc *encodedTools
 	// ResultSchema is submit_result's input schema (a JSON object); nil
 	// offers no submit_result.
 	ResultSchema json.RawMessage
@@ -170,8 +179,23 @@ func (l *Loop) Run(ctx context.Context) string {
 		system = SystemPrompt
 	}
 	tools := append([]llm.Tool(nil), l.Tools...)
+	enc := l.toolsEnc
+	if enc == nil || enc.n != len(l.Tools) {
+		var err error
+		if enc, err = encodeTools(l.Tools); err != nil {
+			l.Emit(now(), traces.Event{Kind: traces.KindError, Error: &traces.Error{Kind: "harness", Message: "encoding the tools: " + err.Error()}})
+			return OutcomeError
+		}
+	}
 	if l.ResultSchema != nil {
-		tools = append(tools, llm.Tool{Name: llm.SubmitTool, Description: SubmitDescription, InputSchema: l.ResultSchema})
+		submit := llm.Tool{Name: llm.SubmitTool, Description: SubmitDescription, InputSchema: l.ResultSchema}
+		tools = append(tools, submit)
+		se, err := encodeTools([]llm.Tool{submit})
+		if err != nil {
+			l.Emit(now(), traces.Event{Kind: traces.KindError, Error: &traces.Error{Kind: "harness", Message: "encoding " + llm.SubmitTool + ": " + err.Error()}})
+			return OutcomeError
+		}
+		enc = enc.join(se)
 	}
 	known := map[string]bool{}
 	for _, t := range l.Tools {
@@ -190,7 +214,7 @@ func (l *Loop) Run(ctx context.Context) string {
 	}
 	for turn := 0; turn < maxTurns; turn++ {
 		// The turn index is implied by the messages, so it is not a field.
-		key, err := RequestKey(l.Provider, l.ModelName, req, l.Scenario, l.RunIndex)
+		key, err := requestKey(l.Provider, l.ModelName, req, enc, l.Scenario, l.RunIndex)
 		if err != nil {
 			fail(now(), "harness", err.Error())
 			return OutcomeError
@@ -198,7 +222,7 @@ func (l *Loop) Run(ctx context.Context) string {
 		if l.OnRequest != nil {
 			l.OnRequest(turn, req, key)
 		}
-		reqJSON, err := json.Marshal(req)
+		reqJSON, err := requestJSON(req, enc)
 		if err != nil {
 			fail(now(), "harness", err.Error())
 			return OutcomeError
@@ -230,7 +254,7 @@ func (l *Loop) Run(ctx context.Context) string {
 			// The model reports no usage (offline models): estimate it, so
 			// token figures mean the same for every model.
 			if est == nil {
-				est = newUsageEstimator(system, tools)
+				est = newUsageEstimator(system, enc.json)
 			}
 			usage.Input, usage.Output = est.estimate(req, respJSON)
 			usage.Estimated = true

@@ -31,6 +31,7 @@ type conn struct {
 
 	mu      sync.Mutex
 	schemas map[string]*jsonschema.Schema // compiled on first call, per tool (server name)
+	ts      *toolSet                      // built on first use
 }
 
 // schema returns the compiled input schema of the server's tool name, or

@@ -113,6 +113,7 @@ type Recorder struct {
 	idle     map[string][]*slot // reusable servers by poolKey
 	all      []*slot
 	fixtures map[string]*fakecentral.Fixture // parsed once: a fake only reads its fixture
+	preps    map[*scenarios.Scenario]*scenarioPrep
 }
 
 // fixture loads a fixture bundle once per Recorder.
@@ -133,6 +134,90 @@ func (r *Recorder) fixture(name string) (*fakecentral.Fixture, error) {
 	return fx, nil
 }
 
+// scenarioPrep is what a run needs of its scenario, worked out once per
+// Recorder.
+type scenarioPrep struct {
+	hash         string
+	resultSchema json.RawMessage // submit_result's input schema; nil: none
+	validate     func(json.RawMessage) error
+}
+
+// prepare returns sc's prep, computing it on first use. Scenarios are not
+// changed once loaded, so the pointer identifies them.
+func (r *Recorder) prepare(sc *scenarios.Scenario) (*scenarioPrep, error) {
+	r.mu.Lock()
+	sp := r.preps[sc]
+	r.mu.Unlock()
+	if sp != nil {
+		return sp, nil
+	}
+	sp = &scenarioPrep{hash: scenarioHash(sc)}
+	if sc.ResultSchema != nil {
+		if _, err := scenarios.CompileSchema(sc.ResultSchema); err != nil {
+			return nil, fmt.Errorf("scenario %s: result_schema: %w", sc.ID, err)
+		}
+		sp.resultSchema = ShapeSchema(sc.ResultSchema)
+		sch, err := compileToolSchema(sp.resultSchema)
+		if err != nil {
+			return nil, fmt.Errorf("scenario %s: result_schema without grading keywords: %w", sc.ID, err)
+		}
+		sp.validate = func(args json.RawMessage) error {
+			v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+			if err != nil {
+				return err
+			}
+			return oneLine(sch.Validate(v))
+		}
+	}
+	r.mu.Lock()
+	r.preps[sc] = sp
+	r.mu.Unlock()
+	return sp, nil
+}
+
+// toolSet is a session's tool list as the model and the trace see it.
+type toolSet struct {
+	model    []llm.Tool        // after the adapter; read-only
+	toServer map[string]string // model name -> server name; read-only
+	listed   json.RawMessage   // the tools event: the MCP tools, renamed
+	enc      *encodedTools     // model, encoded for the agent loop
+}
+
+// toolSet returns the session's tools after p's adapter, built on first
+// use: a reused session lists its tools once, so every run sees the same.
+func (c *conn) toolSet(p *Profile) *toolSet {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ts != nil {
+		return c.ts
+	}
+	ts := &toolSet{toServer: map[string]string{}}
+	var listed []json.RawMessage
+	for _, t := range c.tools {
+		name := t.Name
+		if to, ok := p.Adapter.Rename[t.Name]; ok {
+			name = to
+		}
+		ts.toServer[name] = t.Name
+		schema := mustJSON(t.InputSchema)
+		if !llm.IsJSONObject(schema) {
+			schema = json.RawMessage(`{"type":"object"}`)
+		}
+		ts.model = append(ts.model, llm.Tool{Name: name, Description: t.Description, InputSchema: schema})
+		tc := *t
+		tc.Name = name
+		listed = append(listed, mustJSON(&tc))
+	}
+	ts.listed, _ = json.Marshal(listed)
+	if listed == nil {
+		ts.listed = json.RawMessage("[]")
+	}
+	// A list that does not encode is left to the loop, which reports it.
+	ts.enc, _ = encodeTools(ts.model)
+	c.ts = ts
+	return ts
+}
+
 // slot is a fake Central and a server connected to it.
 type slot struct {
 	key  string
@@ -142,7 +227,8 @@ type slot struct {
 
 // New returns a Recorder.
 func New(o *Options) *Recorder {
-	return &Recorder{opts: o.withDefaults(), idle: map[string][]*slot{}, fixtures: map[string]*fakecentral.Fixture{}}
+	return &Recorder{opts: o.withDefaults(), idle: map[string][]*slot{}, fixtures: map[string]*fakecentral.Fixture{},
+		preps: map[*scenarios.Scenario]*scenarioPrep{}}
 }
 
 // Close stops every server kept for reuse.
@@ -236,25 +322,11 @@ func (r *Recorder) Run(ctx context.Context, job *Job) (*traces.Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: fixture: %w", sc.ID, err)
 	}
-	var resultSchema json.RawMessage
-	var validate func(json.RawMessage) error
-	if sc.ResultSchema != nil {
-		if _, err := scenarios.CompileSchema(sc.ResultSchema); err != nil {
-			return nil, fmt.Errorf("scenario %s: result_schema: %w", sc.ID, err)
-		}
-		resultSchema = ShapeSchema(sc.ResultSchema)
-		sch, err := compileToolSchema(resultSchema)
-		if err != nil {
-			return nil, fmt.Errorf("scenario %s: result_schema without grading keywords: %w", sc.ID, err)
-		}
-		validate = func(args json.RawMessage) error {
-			v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
-			if err != nil {
-				return err
-			}
-			return oneLine(sch.Validate(v))
-		}
+	sp, err := r.prepare(sc)
+	if err != nil {
+		return nil, err
 	}
+	resultSchema, validate := sp.resultSchema, sp.validate
 	mref := job.modelRef()
 	mode := job.Mode
 	if mode == "" {
@@ -263,7 +335,7 @@ func (r *Recorder) Run(ctx context.Context, job *Job) (*traces.Run, error) {
 	start := o.Now()
 	run := &traces.Run{Manifest: traces.Manifest{
 		Format: traces.FormatVersion, StartedAt: start, Mode: mode, Replays: job.Replays,
-		Suite: job.Suite, Scenario: traces.ScenarioRef{ID: sc.ID, Hash: scenarioHash(sc)},
+		Suite: job.Suite, Scenario: traces.ScenarioRef{ID: sc.ID, Hash: sp.hash},
 		Server: traces.ServerRef{Name: p.Name, Repo: p.Repo, SHA: p.SHA, ProfileHash: p.Hash()},
 		Model:  mref, RunIndex: job.RunIndex,
 		Fixture: traces.FixtureRef{Name: sc.Fixture, Hash: fx.Version()},
@@ -290,29 +362,9 @@ func (r *Recorder) Run(ctx context.Context, job *Job) (*traces.Run, error) {
 	c := s.conn
 	initEv := c.init
 	rc.emit(start, traces.Event{Kind: traces.KindInitialize, Initialize: &initEv})
-	var modelTools []llm.Tool
-	var listed []json.RawMessage
-	toServer := map[string]string{}
-	for _, t := range c.tools {
-		name := t.Name
-		if to, ok := p.Adapter.Rename[t.Name]; ok {
-			name = to
-		}
-		toServer[name] = t.Name
-		schema := mustJSON(t.InputSchema)
-		if !llm.IsJSONObject(schema) {
-			schema = json.RawMessage(`{"type":"object"}`)
-		}
-		modelTools = append(modelTools, llm.Tool{Name: name, Description: t.Description, InputSchema: schema})
-		tc := *t
-		tc.Name = name
-		listed = append(listed, mustJSON(&tc))
-	}
-	toolsJSON, _ := json.Marshal(listed)
-	if listed == nil {
-		toolsJSON = json.RawMessage("[]")
-	}
-	rc.emit(o.Now(), traces.Event{Kind: traces.KindTools, Tools: &traces.Tools{Tools: toolsJSON}})
+	ts := c.toolSet(p)
+	modelTools, toServer := ts.model, ts.toServer
+	rc.emit(o.Now(), traces.Event{Kind: traces.KindTools, Tools: &traces.Tools{Tools: ts.listed}})
 	c.elic.set(sc.Elicit(), -1, func(e traces.Elicitation) {
 		rc.emit(o.Now(), traces.Event{Kind: traces.KindElicitation, Elicitation: &e})
 	})
@@ -352,7 +404,7 @@ func (r *Recorder) Run(ctx context.Context, job *Job) (*traces.Run, error) {
 	}
 	loop := &Loop{
 		Model: job.Model, Provider: mref.Provider, ModelName: mref.Name,
-		Intent: sc.Intent, Tools: modelTools, ResultSchema: resultSchema, ValidateResult: validate,
+		Intent: sc.Intent, Tools: modelTools, toolsEnc: ts.enc, ResultSchema: resultSchema, ValidateResult: validate,
 		Sampling: job.Sampling, MaxTurns: sc.Turns(), Scenario: sc.ID, RunIndex: job.RunIndex,
 		Exec: exec, TurnTimeout: o.TurnTimeout, Now: o.Now, OnRequest: job.OnRequest,
 		Emit: func(at time.Time, e traces.Event) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tiktoken-go/tokenizer"
 
@@ -46,7 +47,35 @@ func MeasureTools(tools []llm.Tool) (ToolCost, error) {
 // CountTokens counts the o200k_base tokens of text; scoring uses it so that
 // tool-definition token shares are measured with the recorder's tokenizer.
 // It returns 0 if the embedded vocabulary cannot be loaded (it always can).
+//
+// Counts are memoized by the SHA-256 of the text (hashing is some hundred
+// times cheaper than BPE): runs of one server repeat the same tool
+// definitions, tool results and answers over and over.
 func CountTokens(text []byte) int {
+	if len(text) < 64 {
+		return countTokens(text)
+	}
+	key := sha256.Sum256(text)
+	if n, ok := tokenMemo.Load(key); ok {
+		return n.(int)
+	}
+	n := countTokens(text)
+	if tokenMemoSize.Add(1) > tokenMemoMax {
+		tokenMemo.Clear() // a bound on memory, not a policy: counts are cheap to redo
+		tokenMemoSize.Store(1)
+	}
+	tokenMemo.Store(key, n)
+	return n
+}
+
+var (
+	tokenMemo     sync.Map // [32]byte -> int
+	tokenMemoSize atomic.Int64
+)
+
+const tokenMemoMax = 1 << 16
+
+func countTokens(text []byte) int {
 	enc, err := tokenizer.Get(tokenizer.O200kBase)
 	if err != nil {
 		return 0
@@ -63,35 +92,18 @@ func CountTokens(text []byte) int {
 // tokenizer as tool definitions: the tools and the system prompt once per
 // run, each message once, summed per turn as a provider would bill them.
 type usageEstimator struct {
-	fixed int            // tool definitions and system prompt
-	msgs  map[string]int // message JSON -> tokens
+	fixed int // tool definitions and system prompt
 }
 
-func newUsageEstimator(system string, tools []llm.Tool) *usageEstimator {
-	tb, _ := json.Marshal(tools)
-	key := sha256.Sum256(append(append(tb, 0), system...))
-	fixed, ok := fixedTokens.Load(key)
-	if !ok {
-		fixed = CountTokens(tb) + CountTokens([]byte(system))
-		fixedTokens.Store(key, fixed)
-	}
-	return &usageEstimator{fixed: fixed.(int), msgs: map[string]int{}}
+func newUsageEstimator(system string, tools []byte) *usageEstimator {
+	return &usageEstimator{fixed: CountTokens(tools) + CountTokens([]byte(system))}
 }
-
-// fixedTokens caches the token count of a tool list and system prompt: the
-// same for every run of a server, and the costly part of an estimate.
-var fixedTokens sync.Map // [32]byte -> int
 
 func (e *usageEstimator) estimate(req *llm.Request, resp []byte) (in, out int) {
 	in = e.fixed
 	for _, m := range req.Messages {
 		b, _ := json.Marshal(m)
-		n, ok := e.msgs[string(b)]
-		if !ok {
-			n = CountTokens(b)
-			e.msgs[string(b)] = n
-		}
-		in += n
+		in += CountTokens(b)
 	}
 	return in, CountTokens(resp)
 }

@@ -72,7 +72,7 @@ func TestReplayThroughTheAgentLoop(t *testing.T) {
 	result := `{"ssid":"corp","security":"wpa3","vlan":10}`
 	recorded := loopRun(t, model, wlanTools("Get a WLAN."), result, nil, slow)
 	if recorded.Manifest.Outcome != recorder.OutcomeText {
-		t.Fatalf("recording ended %q", recorded.Manifest.Outcome)
+		t.Fatalf("recording ended %q: %+v", recorded.Manifest.Outcome, recorded.Events[len(recorded.Events)-1].Error)
 	}
 
 	turns := func(r *traces.Run) []traces.Turn {

@@ -207,19 +207,19 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 			for j := range work {
 				job := &recorder.Job{Suite: suiteName, Scenario: j.sc, Profile: profile, ModelRef: modelRef,
 					Sampling: sampling, RunIndex: j.index}
-				m, err := newModel(j.sc)
-				if err != nil {
-					results <- result{j: j, err: err}
-					continue
-				}
-				job.Model = m
-				ref := job.Ref()
+				ref := job.Ref() // modelRef names the model: no need to build it to skip
 				if !opts.force {
 					if _, err := store.Ref(ref); err == nil {
 						results <- result{j: j, ref: ref, skipped: true}
 						continue
 					}
 				}
+				m, err := newModel(j.sc)
+				if err != nil {
+					results <- result{j: j, err: err}
+					continue
+				}
+				job.Model = m
 				run, err := rec.Run(ctx, job)
 				if ctx.Err() != nil {
 					return // interrupted: the run is not stored, a rerun resumes here
@@ -351,12 +351,22 @@ func modelFactory(a *app, spec llm.Spec, server string) (func(*scenarios.Scenari
 		}
 		return func(*scenarios.Scenario) (llm.Model, error) { return m, nil }, []string{key}, nil
 	case llm.ProviderBaseline:
+		// The model's clock is the fixture's; a fixture is parsed once.
+		var mu sync.Mutex
+		clocks := map[string]func() time.Time{}
 		return func(sc *scenarios.Scenario) (llm.Model, error) {
-			fx, err := fakecentral.LoadFixture(sc.Fixture)
-			if err != nil {
-				return nil, err
+			mu.Lock()
+			defer mu.Unlock()
+			now, ok := clocks[sc.Fixture]
+			if !ok {
+				fx, err := fakecentral.LoadFixture(sc.Fixture)
+				if err != nil {
+					return nil, err
+				}
+				now = fx.Now
+				clocks[sc.Fixture] = now
 			}
-			return baseline.New(&baseline.Options{Now: fx.Now}), nil
+			return baseline.New(&baseline.Options{Now: now}), nil
 		}, nil, nil
 	default:
 		return func(sc *scenarios.Scenario) (llm.Model, error) { return oracleFor(sc, server) }, nil, nil

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -208,7 +207,6 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 	var misses []scoring.Miss
 	var current, recordedMetrics []*scoring.RunMetrics
 	var manifests []*traces.Run
-	memoized := map[*scoring.Options]bool{}
 	startFailures, replayedRuns, firstRef := 0, 0, ""
 	type pending struct {
 		r  *replayed
@@ -242,9 +240,6 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 		}
 		fmt.Fprintf(a.stderr, "[%d/%d] %s: %s%s\n", p.i+1, len(refs), r.ref, r.replay.Manifest.Outcome, note)
 		misses = append(misses, missRows(r, profile.Name)...)
-		if err := memoizeTokens(scorer, memoized, r.recorded, p.sc); err != nil {
-			return err
-		}
 		m, err := scorer.score(r.replay)
 		if err != nil {
 			return err
@@ -372,35 +367,6 @@ func replaySelection(opts *replayOptions) (map[string]*scenarios.Scenario, *scor
 		return nil, nil, "", usageErr(errors.New("the selection matches no scenario"))
 	}
 	return out, gate, label, nil
-}
-
-// memoizeTokens makes the scorer's token counter for run's fixture
-// remember what it counted: every turn of every run sends the same tool
-// definitions, and tokenizing them again was half of a replay's CPU time.
-func memoizeTokens(scorer *runScorer, memoized map[*scoring.Options]bool, run *traces.Run, sc *scenarios.Scenario) error {
-	fixture := run.Manifest.Fixture.Name
-	if fixture == "" {
-		fixture = sc.Fixture
-	}
-	o, err := scorer.options(fixture)
-	if err != nil {
-		return err
-	}
-	if o.CountTokens == nil || memoized[o] {
-		return nil
-	}
-	count, memo := o.CountTokens, map[[32]byte]int{}
-	o.CountTokens = func(b []byte) int {
-		k := sha256.Sum256(b)
-		n, ok := memo[k]
-		if !ok {
-			n = count(b)
-			memo[k] = n
-		}
-		return n
-	}
-	memoized[o] = true
-	return nil
 }
 
 // candidateRefs lists the refs under prefix that may hold a recorded run of

@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode"
 
 	"github.com/mcpbench/bench/llm"
@@ -79,6 +81,30 @@ func rareTermIDF(n int) float64 {
 // toolTokens is the document of a tool: its name, description, and the
 // names and descriptions of its top-level parameters.
 func toolTokens(t llm.Tool) []string {
+	key := t.Name + "\x00" + t.Description + "\x00" + string(t.InputSchema)
+	if ws, ok := toolTokenCache.Load(key); ok {
+		return ws.([]string)
+	}
+	ws := tokenizeTool(t)
+	if toolTokenCount.Add(1) > toolTokenCacheMax {
+		toolTokenCache.Clear() // a bound, never reached by one suite
+		toolTokenCount.Store(1)
+	}
+	toolTokenCache.Store(key, ws)
+	return ws
+}
+
+// toolTokenCache memoizes toolTokens: a server's tools are the same every
+// turn of every run, and tokenizing them was most of a turn's time. The
+// cached slices are only read.
+var (
+	toolTokenCache sync.Map // name NUL description NUL schema -> []string
+	toolTokenCount atomic.Int64
+)
+
+const toolTokenCacheMax = 1 << 14
+
+func tokenizeTool(t llm.Tool) []string {
 	ws := tokens(t.Name)
 	ws = append(ws, tokens(t.Description)...)
 	for _, p := range properties(t.InputSchema) {

@@ -212,8 +212,10 @@ func parseJSON(s string) (any, bool) {
 	return v, true
 }
 
+var keyNoise = strings.NewReplacer("_", "", "-", "", " ", "")
+
 func normKey(k string) string {
-	return strings.NewReplacer("_", "", "-", "", " ", "").Replace(strings.ToLower(k))
+	return keyNoise.Replace(strings.ToLower(k))
 }
 
 // lookup finds the first field whose key matches name: equal once
@@ -283,10 +285,38 @@ func mentions(lower, v string) bool {
 		return false
 	}
 	for _, cand := range []string{v, strings.ReplaceAll(v, "_", " "), strings.ReplaceAll(v, "-", " ")} {
-		re := regexp.MustCompile(`\b` + regexp.QuoteMeta(cand) + `\b`)
-		if re.MatchString(lower) {
+		if containsWord(lower, cand) {
 			return true
 		}
+	}
+	return false
+}
+
+// containsWord reports whether s contains w between word boundaries: what
+// regexp `\b` + QuoteMeta(w) + `\b` matches (ASCII word characters), without
+// compiling a pattern per value.
+func containsWord(s, w string) bool {
+	if w == "" {
+		return false
+	}
+	isWord := func(i int) bool {
+		if i < 0 || i >= len(s) {
+			return false
+		}
+		c := s[i]
+		return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+	}
+	for off := 0; off <= len(s)-len(w); {
+		i := strings.Index(s[off:], w)
+		if i < 0 {
+			return false
+		}
+		i += off
+		j := i + len(w)
+		if isWord(i-1) != isWord(i) && isWord(j-1) != isWord(j) {
+			return true
+		}
+		off = i + 1
 	}
 	return false
 }

@@ -1,0 +1,93 @@
+package recorder
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/mcpbench/bench/llm"
+)
+
+// checkFastEncodings asserts that the spliced encodings of req equal the
+// reference ones: json.Marshal and RequestKey.
+func checkFastEncodings(t *testing.T, req *llm.Request, split int) {
+	t.Helper()
+	a, err := encodeTools(req.Tools[:split])
+	if err != nil {
+		t.Fatalf("tools do not encode: %v", err)
+	}
+	b, err := encodeTools(req.Tools[split:])
+	if err != nil {
+		t.Fatalf("tools do not encode: %v", err)
+	}
+	enc := a.join(b)
+	wantJSON, errW := json.Marshal(req)
+	gotJSON, errG := requestJSON(req, enc)
+	if (errW == nil) != (errG == nil) || !bytes.Equal(wantJSON, gotJSON) {
+		t.Fatalf("requestJSON = %s (%v)\njson.Marshal  %s (%v)", gotJSON, errG, wantJSON, errW)
+	}
+	wantKey, errW := RequestKey("openai", "openai:gpt-4.1", req, "alerts-001", 3)
+	gotKey, errG := requestKey("openai", "openai:gpt-4.1", req, enc, "alerts-001", 3)
+	if (errW == nil) != (errG == nil) || wantKey != gotKey {
+		t.Fatalf("requestKey = %s (%v), RequestKey = %s (%v)", gotKey, errG, wantKey, errW)
+	}
+}
+
+func sampleRequest() *llm.Request {
+	temp, seed := 0.2, int64(7)
+	return &llm.Request{
+		System: SystemPrompt + " <&> \u2028 é",
+		Messages: []llm.Message{
+			{Role: llm.RoleUser, Content: "List the <down> APs & their sites"},
+			{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "call_x9", Name: "list_aps", Arguments: json.RawMessage(`{ "status" : "Down", "limit": 1.50e2 }`)}}},
+			{Role: llm.RoleTool, ToolCallID: "call_x9", Content: `{"items":[{"serial":"CN1","name":"AP <1>"}]}`, IsError: true},
+		},
+		Tools: []llm.Tool{
+			{Name: "list_aps", Description: "List APs. Filters: site, <status>.", InputSchema: json.RawMessage(`{"type":"object","properties":{"status":{"enum":["Up","Down"],"description":"é & <b>"}},"required":["status"]}`)},
+			{Name: "get_ap", InputSchema: json.RawMessage(`{ "type": "object", "properties": {"serial": {"type":"string","maxLength": 1e2}} }`)},
+			{Name: llm.SubmitTool, Description: SubmitDescription, InputSchema: json.RawMessage(`{"type":"object","properties":{"aps":{"type":"array"}}}`)},
+		},
+		ToolChoice: llm.ToolChoice{Mode: llm.ToolChoiceAuto},
+		Sampling:   llm.Sampling{Temperature: &temp, Seed: &seed, MaxTokens: 512},
+	}
+}
+
+// TestFastEncodings: the loop's spliced encodings are byte for byte the
+// reference ones, whatever the split between server tools and submit_result.
+func TestFastEncodings(t *testing.T) {
+	req := sampleRequest()
+	for split := 0; split <= len(req.Tools); split++ {
+		checkFastEncodings(t, req, split)
+	}
+	bare := &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}
+	checkFastEncodings(t, bare, 0)
+	noSystem := sampleRequest()
+	noSystem.System, noSystem.ToolChoice, noSystem.Sampling = "", llm.ToolChoice{}, llm.Sampling{}
+	checkFastEncodings(t, noSystem, 1)
+	// A request whose tools are not the encoded ones is refused, not
+	// mis-keyed.
+	enc, _ := encodeTools(req.Tools[:1])
+	if _, err := requestKey("p", "m", req, enc, "s", 0); err == nil {
+		t.Error("requestKey accepted a request with other tools than the encoded ones")
+	}
+}
+
+func FuzzFastEncodings(f *testing.F) {
+	f.Add("List the <down> APs", `{"status":"Down"}`, `{"type":"object"}`, "desc & <x>", 1)
+	f.Add("é\u2028", `{"a":[1,2.0,-0,1e400]}`, `{"type":"object","properties":{"a":{"type":"array"}}}`, "", 0)
+	f.Add("", `{}`, `{"$schema":"x","type":"object"}`, "\x00\x1f", 2)
+	f.Fuzz(func(t *testing.T, content, args, schema, desc string, split int) {
+		if !json.Valid([]byte(args)) || !json.Valid([]byte(schema)) {
+			return
+		}
+		req := sampleRequest()
+		req.Messages[0].Content = content
+		req.Messages[1].ToolCalls[0].Arguments = json.RawMessage(args)
+		req.Tools[1].InputSchema = json.RawMessage(schema)
+		req.Tools[1].Description = desc
+		if split < 0 {
+			split = -split
+		}
+		checkFastEncodings(t, req, split%(len(req.Tools)+1))
+	})
+}
