@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -274,12 +275,20 @@ func FixtureNames() []string {
 
 // LoadFixture loads an embedded bundle by name ("site-a", "campus",
 // "incident"), or a bundle from a path: a .yaml file, or a directory holding
-// fixture.yaml.
+// fixture.yaml. An embedded bundle is parsed once per process and shared:
+// a Fixture is only read, by the fakes and by whoever else loads it.
 func LoadFixture(name string) (*Fixture, error) {
 	if !strings.ContainsAny(name, `/\.`) {
+		if fx, ok := embeddedParsed.Load(name); ok {
+			return fx.(*Fixture), nil
+		}
 		b, err := embeddedFixtures.ReadFile("fixtures/" + name + ".yaml")
 		if err == nil {
-			return ParseFixture(b, "embedded:"+name)
+			fx, err := ParseFixture(b, "embedded:"+name)
+			if err == nil {
+				embeddedParsed.Store(name, fx)
+			}
+			return fx, err
 		}
 	}
 	path := name
@@ -295,6 +304,9 @@ func LoadFixture(name string) (*Fixture, error) {
 	}
 	return ParseFixture(b, path)
 }
+
+// embeddedParsed holds the embedded bundles parsed so far.
+var embeddedParsed sync.Map // name -> *Fixture
 
 // MustLoadFixture is LoadFixture for embedded bundles known to exist.
 func MustLoadFixture(name string) *Fixture {

@@ -97,6 +97,20 @@ func checkAttribution(t *testing.T, run *traces.Run) {
 	if errs := kinds(run, traces.KindError); len(errs) > 0 {
 		t.Errorf("%s: errors: %s", run.Manifest.Scenario.ID, summary(run))
 	}
+	// Chunked, memoized token counts are exact on real traffic: the
+	// requests (tool list, results) and the listed tools.
+	var texts [][]byte
+	for _, e := range kinds(run, traces.KindTools) {
+		texts = append(texts, e.Tools.Tools)
+	}
+	for _, e := range kinds(run, traces.KindTurn) {
+		texts = append(texts, e.Turn.Request, e.Turn.Response)
+	}
+	for _, b := range texts {
+		if got, want := CountTokens(b), countTokens(b); got != want || len(cuts(b)) < 2 && len(b) > 4*minChunk {
+			t.Errorf("%s: CountTokens = %d, one pass %d, over %d bytes in %d chunks", run.Manifest.Scenario.ID, got, want, len(b), len(cuts(b)))
+		}
+	}
 	for i, e := range run.Events {
 		if e.HTTP == nil {
 			continue

@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/tiktoken-go/tokenizer"
 
+	"github.com/mcpbench/bench/fakecentral"
 	"github.com/mcpbench/bench/llm"
 )
 
@@ -48,10 +50,56 @@ func MeasureTools(tools []llm.Tool) (ToolCost, error) {
 // tool-definition token shares are measured with the recorder's tokenizer.
 // It returns 0 if the embedded vocabulary cannot be loaded (it always can).
 //
-// Counts are memoized by the SHA-256 of the text (hashing is some hundred
-// times cheaper than BPE): runs of one server repeat the same tool
-// definitions, tool results and answers over and over.
+// It is exact, and fast on what bench counts over and over (tool lists,
+// tool results, answers, all JSON): text is cut into chunks at points where
+// the tokenizer must start a new piece, and each chunk's count is memoized
+// by its SHA-256 (hashing is some hundred times cheaper than BPE). A new
+// scenario then costs the tokens of its result schema, not of the whole
+// tool list again; a changed tool description, those of that tool.
+//
+// The cut points are the ends of `,{"` followed by an ASCII letter, as
+// between the objects of a JSON array ("},{\"name\""). o200k's split pattern
+// has no look-behind, its letter and number pieces take at most one leading
+// non-letter, and a run of punctuation (` ?[^\s\p{L}\p{N}]+[\r\n/]*`) is
+// greedy: the piece holding the comma is such a run, it ends right before
+// the letter, and a piece starts there whatever came before. BPE works
+// within pieces, so the counts of the chunks add up to the count of the
+// text. FuzzCountTokensChunks holds the sum to the one-pass count.
 func CountTokens(text []byte) int {
+	n := 0
+	for len(text) > 0 {
+		cut := nextCut(text)
+		n += countChunk(text[:cut])
+		text = text[cut:]
+	}
+	return n
+}
+
+// minChunk keeps chunks from getting so small that hashing them costs
+// more than it saves.
+const minChunk = 256
+
+// nextCut is the length of text's first chunk: up to the end of the first
+// `,{"` + ASCII letter at or after minChunk, or all of it.
+func nextCut(text []byte) int {
+	for off := minChunk; off < len(text); {
+		i := bytes.Index(text[off:], []byte(`,{"`))
+		if i < 0 {
+			break
+		}
+		end := off + i + 3
+		if end < len(text) && isASCIILetter(text[end]) {
+			return end
+		}
+		off = off + i + 1
+	}
+	return len(text)
+}
+
+func isASCIILetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+// countChunk is countTokens, memoized for chunks worth hashing.
+func countChunk(text []byte) int {
 	if len(text) < 64 {
 		return countTokens(text)
 	}
@@ -75,6 +123,18 @@ var (
 
 const tokenMemoMax = 1 << 16
 
+// Warm loads the tokenizer's vocabulary and the fake Central's catalog, for
+// a caller to do in the background while it sets up: the first run then
+// does not pay for them.
+func Warm() {
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); fakecentral.Warm() }()
+	go func() { defer wg.Done(); _, _ = tokenizer.Get(tokenizer.O200kBase) }()
+	wg.Wait()
+}
+
+// countTokens counts in one pass, with no memo.
 func countTokens(text []byte) int {
 	enc, err := tokenizer.Get(tokenizer.O200kBase)
 	if err != nil {

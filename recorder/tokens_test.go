@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/mcpbench/bench/llm"
@@ -30,4 +31,40 @@ func TestUsageEstimator(t *testing.T) {
 	if v, _ := newUsageEstimator(SystemPrompt, mustJSON(verbose)).estimate(req, nil); v <= in2 {
 		t.Errorf("longer tool definitions estimated %d <= %d", v, in2)
 	}
+}
+
+// FuzzCountTokensChunks: counting chunk by chunk (and from the memo) gives
+// the one-pass count, whatever the text around the cut points.
+func FuzzCountTokensChunks(f *testing.F) {
+	tools := []llm.Tool{
+		{Name: "list_aps", Description: "List the access points. Filters: site, status (Up, Down).", InputSchema: json.RawMessage(`{"type":"object","properties":{"site":{"type":"string"},"status":{"enum":["Up","Down"]}}}`)},
+		{Name: "get_ap", Description: "Get one AP by serial, e.g. CN12345678 — état « up »", InputSchema: json.RawMessage(`{"type":"object","anyOf":[{"required":["serial"]},{"required":["mac"]}]}`)},
+		{Name: "submit_result", Description: SubmitDescription, InputSchema: json.RawMessage(`{"type":"object"}`)},
+	}
+	f.Add(string(mustJSON(tools)), 3)
+	f.Add(`[{"a":1},{"b":2},{"c":"x,{\"d\":1}"}, {"e":3},{"1":4},{"  f":5},{"ü":6}]`, 40)
+	f.Add("it's,{\"name\" ,{\"x\"\n,{\"y\"", 1)
+	f.Fuzz(func(t *testing.T, text string, repeat int) {
+		if repeat < 1 || repeat > 50 {
+			repeat = 1
+		}
+		b := []byte(strings.Repeat(text, repeat))
+		want := countTokens(b)
+		if got := CountTokens(b); got != want {
+			t.Fatalf("CountTokens = %d, one pass = %d (cuts at %v)", got, want, cuts(b))
+		}
+		if got := CountTokens(b); got != want { // from the memo
+			t.Fatalf("CountTokens again = %d, one pass = %d", got, want)
+		}
+	})
+}
+
+func cuts(b []byte) []int {
+	var out []int
+	for off := 0; off < len(b); {
+		c := nextCut(b[off:])
+		off += c
+		out = append(out, off)
+	}
+	return out
 }

@@ -11,8 +11,10 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -215,7 +217,13 @@ func LoadPaths(paths ...string) ([]*Scenario, error) {
 // LoadFS reads every manifest below dir in fsys, naming files as display
 // (in place of dir) in errors and in Scenario.File.
 func LoadFS(fsys fs.FS, dir, display string) ([]*Scenario, error) {
-	var out []*Scenario
+	type file struct {
+		name string
+		data []byte
+		ss   []*Scenario
+		err  error
+	}
+	var files []*file
 	var errs ErrorList
 	err := fs.WalkDir(fsys, dir, func(fp string, de fs.DirEntry, err error) error {
 		if err != nil {
@@ -228,15 +236,30 @@ func LoadFS(fsys fs.FS, dir, display string) ([]*Scenario, error) {
 		if err != nil {
 			return err
 		}
-		name := display + strings.TrimPrefix(fp, dir)
-		ss, err := Parse(name, data)
-		out = append(out, ss...)
-		var l ErrorList
-		if errors.As(err, &l) {
-			errs = append(errs, l...)
-		}
+		files = append(files, &file{name: display + strings.TrimPrefix(fp, dir), data: data})
 		return nil
 	})
+	// YAML decoding is most of a command's start-up: the files are parsed
+	// on every core, and collected in walk order.
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for _, f := range files {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			f.ss, f.err = Parse(f.name, f.data)
+		}()
+	}
+	wg.Wait()
+	var out []*Scenario
+	for _, f := range files {
+		out = append(out, f.ss...)
+		var l ErrorList
+		if errors.As(f.err, &l) {
+			errs = append(errs, l...)
+		}
+	}
 	if err != nil {
 		errs = append(errs, &Error{File: display, Msg: err.Error()})
 	}

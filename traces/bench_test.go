@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // BenchmarkCorpus measures the store on the synthetic corpus: 50
@@ -305,4 +307,30 @@ func diskBreakdown(dir string) string {
 	}
 	slices.Sort(parts)
 	return strings.Join(parts, ", ")
+}
+
+// BenchmarkLevels compresses one run document of the synthetic corpus at
+// each zstd level the store can use: speed (MB/s) and ratio, the figures
+// behind Options.NoSyncLevel.
+func BenchmarkLevels(b *testing.B) {
+	c := newCorpus(42, 1, 1, 1)
+	doc, err := c.run(0, 0, 0).document()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, lvl := range []zstd.EncoderLevel{zstd.SpeedFastest, zstd.SpeedDefault, zstd.SpeedBetterCompression, zstd.SpeedBestCompression} {
+		enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(lvl), zstd.WithEncoderConcurrency(1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("level%d", lvl), func(b *testing.B) {
+			b.SetBytes(int64(len(doc)))
+			var n int
+			for range b.N {
+				n = len(enc.EncodeAll(doc, nil))
+			}
+			b.ReportMetric(float64(len(doc))/float64(n), "ratio")
+		})
+		enc.Close()
+	}
 }

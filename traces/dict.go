@@ -66,13 +66,25 @@ func (s *Store) loadCodecs() error {
 }
 
 func (s *Store) setCodecs(current []byte, dicts [][]byte) error {
-	eopts := []zstd.EOption{zstd.WithEncoderLevel(zstd.EncoderLevel(s.opts.CompressionLevel)), zstd.WithEncoderConcurrency(1)}
-	if current != nil {
-		eopts = append(eopts, zstd.WithEncoderDict(current))
+	newEnc := func(level int) (*zstd.Encoder, error) {
+		eopts := []zstd.EOption{zstd.WithEncoderLevel(zstd.EncoderLevel(level)), zstd.WithEncoderConcurrency(1)}
+		if current != nil {
+			eopts = append(eopts, zstd.WithEncoderDict(current))
+		}
+		enc, err := zstd.NewWriter(nil, eopts...)
+		if err != nil {
+			return nil, fmt.Errorf("zstd encoder: %w", err)
+		}
+		return enc, nil
 	}
-	enc, err := zstd.NewWriter(nil, eopts...)
+	enc, err := newEnc(s.opts.CompressionLevel)
 	if err != nil {
-		return fmt.Errorf("zstd encoder: %w", err)
+		return err
+	}
+	encFast, err := newEnc(s.opts.NoSyncLevel)
+	if err != nil {
+		enc.Close()
+		return err
 	}
 	dopts := []zstd.DOption{zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(1 << 31)}
 	if len(dicts) > 0 {
@@ -81,14 +93,18 @@ func (s *Store) setCodecs(current []byte, dicts [][]byte) error {
 	dec, err := zstd.NewReader(nil, dopts...)
 	if err != nil {
 		enc.Close()
+		encFast.Close()
 		return fmt.Errorf("zstd decoder: %w", err)
 	}
 	s.mu.Lock()
-	oldEnc, oldDec := s.enc, s.dec
-	s.enc, s.dec = enc, dec
+	oldEnc, oldFast, oldDec := s.enc, s.encFast, s.dec
+	s.enc, s.encFast, s.dec = enc, encFast, dec
 	s.mu.Unlock()
 	if oldEnc != nil {
 		oldEnc.Close()
+	}
+	if oldFast != nil {
+		oldFast.Close()
 	}
 	if oldDec != nil {
 		oldDec.Close()

@@ -553,3 +553,28 @@ func TestKillDuringWrite(t *testing.T) {
 		s.Close()
 	}
 }
+
+// TestPutRunNoSyncRead: the run it returns is the one GetRun reads back.
+func TestPutRunNoSyncRead(t *testing.T) {
+	s := openTemp(t)
+	c := newCorpus(2, 3, 2, 2)
+	if err := c.all(func(ref string, run *Run) error {
+		got, err := s.PutRunNoSyncRead(run, ref)
+		if err != nil {
+			return err
+		}
+		back, err := s.GetRun(got.Manifest.RunID)
+		if err != nil {
+			return err
+		}
+		if diff := cmp.Diff(back, got); diff != "" {
+			t.Errorf("%s: PutRunNoSyncRead differs from GetRun (-get +put):\n%s", ref, diff)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -114,6 +114,7 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 	if err != nil {
 		return usageErr(err)
 	}
+	go recorder.Warm() // while the scenarios, the profile and the store load
 	profile, err := recorder.LoadProfile(opts.server)
 	if err != nil {
 		return usageErr(err)

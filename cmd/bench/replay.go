@@ -134,6 +134,7 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 	if err != nil {
 		return usageErr(err)
 	}
+	go recorder.Warm() // while the scenarios, the profile and the store load
 	for _, f := range opts.formats {
 		if _, ok := reportFiles[f]; !ok {
 			return usageErr(fmt.Errorf("--format %q: want text, json, md or junit", f))
@@ -217,16 +218,14 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 		r := p.r
 		r.replay.Manifest.StartedAt = time.Now().UTC()
 		// Replays can be recomputed: written without waiting for the disk,
-		// made durable together below.
-		id, err := store.PutRunNoSync(r.replay, replayRefPrefix+r.ref)
+		// made durable together below. Score what was stored (canonical
+		// payloads, run ID filled in), as the recorded runs are: the same
+		// bytes measure the same.
+		stored, err := store.PutRunNoSyncRead(r.replay, replayRefPrefix+r.ref)
 		if err != nil {
 			return setupErr(fmt.Errorf("storing the replay of %s: %w", r.ref, err))
 		}
-		// Score what was stored (canonical payloads, run ID filled in), as
-		// the recorded runs are: the same bytes measure the same.
-		if r.replay, err = store.GetRun(id); err != nil {
-			return setupErr(fmt.Errorf("reading back the replay of %s: %w", r.ref, err))
-		}
+		r.replay = stored
 		replayedRuns++
 		if firstRef == "" {
 			firstRef = r.ref

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -226,15 +227,25 @@ func countLine(keys []string, counts map[string]int) string {
 
 // loadScenarios reads the given paths, or the built-in golden suite.
 func loadScenarios(paths []string) ([]*scenarios.Scenario, scenarios.ErrorList) {
-	var list []*scenarios.Scenario
-	var err error
 	if len(paths) == 0 {
-		list, err = scenarios.Golden()
-	} else {
-		list, err = scenarios.LoadPaths(paths...)
+		// The embedded suite cannot change: parsed once per process (a
+		// command may need it twice, to select and to score).
+		goldenOnce.Do(func() {
+			var err error
+			goldenList, err = scenarios.Golden()
+			goldenErrs = asErrorList(err)
+		})
+		return append([]*scenarios.Scenario(nil), goldenList...), goldenErrs
 	}
+	list, err := scenarios.LoadPaths(paths...)
 	return list, asErrorList(err)
 }
+
+var (
+	goldenOnce sync.Once
+	goldenList []*scenarios.Scenario // shared and only read, like every loaded scenario
+	goldenErrs scenarios.ErrorList
+)
 
 func loadConfig(path string) (*scenarios.Config, error) {
 	return scenarios.LoadConfigFile(path)
