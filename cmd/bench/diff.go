@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -216,6 +217,7 @@ func (l *sideLoader) load(arg string) (*side, error) {
 // fixture's clock and canaries.
 type runScorer struct {
 	scenarios map[string]*scenarios.Scenario
+	mu        sync.Mutex // guards fixtures: replay workers score at once
 	fixtures  map[string]*scoring.Options
 }
 
@@ -232,6 +234,8 @@ func newRunScorer(paths []string) (*runScorer, error) {
 }
 
 func (rs *runScorer) options(fixture string) (*scoring.Options, error) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
 	if o, ok := rs.fixtures[fixture]; ok {
 		return o, nil
 	}

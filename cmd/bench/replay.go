@@ -10,8 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -42,6 +43,7 @@ type replayOptions struct {
 	formats    []string
 	scenarios  []string
 	reuse      bool
+	parallel   int
 	resolution time.Duration
 	callTO     time.Duration
 	runTO      time.Duration
@@ -79,7 +81,12 @@ Latency in a replay is the recorded model time plus the server's time
 while tools ran, each interval rounded down to --latency-resolution (default
 500ms), so that two replays of one store give byte-identical reports and a
 server that got a second slower still shows. 0 counts model time only.
-Runs are replayed one at a time, for the same reason.
+
+--parallel N replays N runs at once, each with its own server and fake
+Central; the reports are the same as with one at a time (results are
+collected in ref order). Parallel runs share the CPU, so a tool call that
+takes close to a multiple of --latency-resolution may round differently:
+keep the default of 1 where latency is gated and the machine is small.
 
 Exit codes: 0 pass, 1 regression past a threshold, 2 bad input, 3 safety
 failure, 4 setup failure (the server or the fake did not start), 5
@@ -106,6 +113,7 @@ inconclusive (more stale runs than the gate allows).`,
 	f.StringSliceVar(&opts.formats, "format", []string{"text"}, "report formats: text, json, md, junit")
 	f.StringSliceVar(&opts.scenarios, "scenarios", nil, "scenario manifests (default: the built-in golden suite)")
 	f.BoolVar(&opts.reuse, "reuse-server", false, "keep one server per profile and fixture, resetting the fake between runs")
+	f.IntVar(&opts.parallel, "parallel", 1, "runs replayed at once, each with its own server and fake Central")
 	f.DurationVar(&opts.resolution, "latency-resolution", replayer.DefaultResolution, "resolution of live tool time; 0 counts recorded model time only")
 	f.DurationVar(&opts.callTO, "call-timeout", 60*time.Second, "bound on one tool call")
 	f.DurationVar(&opts.runTO, "run-timeout", 15*time.Minute, "bound on one run")
@@ -133,6 +141,9 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 	mode, err := replayer.ParseMode(opts.mode)
 	if err != nil {
 		return usageErr(err)
+	}
+	if opts.parallel < 1 {
+		return usageErr(fmt.Errorf("--parallel %d: want at least 1", opts.parallel))
 	}
 	go recorder.Warm() // while the scenarios, the profile and the store load
 	for _, f := range opts.formats {
@@ -195,27 +206,42 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 	}
 
 	wallStart := time.Now()
-	clock := replayer.NewClock(wallStart, time.Now, opts.resolution)
-	rec := recorder.New(&recorder.Options{
-		Harness: version, Now: clock.Now, Environ: os.Environ(), Secrets: secrets, ReuseServer: opts.reuse,
-		CallTimeout: opts.callTO, RunTimeout: opts.runTO,
-	})
-	defer rec.Close()
-	// One run at a time, kept only as long as it is needed: memory stays
-	// flat however many runs are replayed (the report keeps the metrics
-	// and the manifests). A second goroutine stores and scores run i while
-	// run i+1 replays; it alone touches what it collects until it is done.
-	var misses []scoring.Miss
-	var current, recordedMetrics []*scoring.RunMetrics
-	var manifests []*traces.Run
-	startFailures, replayedRuns, firstRef := 0, 0, ""
-	type pending struct {
-		r  *replayed
-		sc *scenarios.Scenario
-		i  int
+	// Workers replay, store and score runs at once (--parallel), each with
+	// its own clock, recorder and servers; a collector takes their results
+	// in the order of refs, so reports and progress lines do not depend on
+	// which worker finished first. A run is kept only while it is worked
+	// on: what the report needs of it (metrics, manifest, misses) is all
+	// that is collected, so memory stays flat however many runs replay.
+	type result struct {
+		skip            bool
+		ref             string
+		outcome, note   string
+		startFailed     bool
+		misses          []scoring.Miss
+		current, before *scoring.RunMetrics
+		manifest        traces.Manifest
 	}
-	finish := func(p pending) error {
-		r := p.r
+	// replay replays one recorded run; nil, nil: not a run to replay.
+	replay := func(ctx context.Context, rec *recorder.Recorder, clock *replayer.Clock, ref traces.Ref) (*replayed, error) {
+		recorded, err := store.GetRun(ref.Run)
+		if err != nil {
+			return nil, setupErr(fmt.Errorf("reading %s: %w", ref.Name, err))
+		}
+		sc := selected[recorded.Manifest.Scenario.ID]
+		if recorded.Manifest.Mode != traces.ModeRecord || sc == nil {
+			return nil, nil
+		}
+		r := &replayed{ref: ref.Name, recorded: recorded}
+		if err := replayOne(ctx, rec, clock, profile, sc, mode, live, r); err != nil {
+			return nil, setupErr(fmt.Errorf("replaying %s: %w", r.ref, err))
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("interrupted: %w", ctx.Err())
+		}
+		return r, nil
+	}
+	// finish stores and scores a replay.
+	finish := func(r *replayed) (*result, error) {
 		r.replay.Manifest.StartedAt = time.Now().UTC()
 		// Replays can be recomputed: written without waiting for the disk,
 		// made durable together below. Score what was stored (canonical
@@ -223,80 +249,164 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 		// bytes measure the same.
 		stored, err := store.PutRunNoSyncRead(r.replay, replayRefPrefix+r.ref)
 		if err != nil {
-			return setupErr(fmt.Errorf("storing the replay of %s: %w", r.ref, err))
+			return nil, setupErr(fmt.Errorf("storing the replay of %s: %w", r.ref, err))
 		}
 		r.replay = stored
+		res := &result{ref: r.ref, outcome: r.replay.Manifest.Outcome, startFailed: firstErrorKind(r.replay) == "start",
+			misses: missRows(r, profile.Name), manifest: r.replay.Manifest}
+		if len(r.misses) > 0 {
+			res.note = fmt.Sprintf(" (%d miss(es), first at turn %d)", len(r.misses), r.misses[0].Turn)
+		}
+		if res.current, err = scorer.score(r.replay); err != nil {
+			return nil, err
+		}
+		res.current.Ref = replayRefPrefix + r.ref
+		if opts.baseline == "" {
+			if res.before, err = scorer.score(r.recorded); err != nil {
+				return nil, err
+			}
+			res.before.Ref = r.ref
+		}
+		return res, nil
+	}
+
+	var misses []scoring.Miss
+	var current, recordedMetrics []*scoring.RunMetrics
+	var manifests []*traces.Run
+	startFailures, replayedRuns, firstRef := 0, 0, ""
+	collect := func(i int, res *result) {
+		if res.skip {
+			return
+		}
 		replayedRuns++
 		if firstRef == "" {
-			firstRef = r.ref
+			firstRef = res.ref
 		}
-		if firstErrorKind(r.replay) == "start" {
+		if res.startFailed {
 			startFailures++
 		}
-		note := ""
-		if len(r.misses) > 0 {
-			note = fmt.Sprintf(" (%d miss(es), first at turn %d)", len(r.misses), r.misses[0].Turn)
+		fmt.Fprintf(a.stderr, "[%d/%d] %s: %s%s\n", i+1, len(refs), res.ref, res.outcome, res.note)
+		misses = append(misses, res.misses...)
+		current = append(current, res.current)
+		manifests = append(manifests, &traces.Run{Manifest: res.manifest})
+		if res.before != nil {
+			recordedMetrics = append(recordedMetrics, res.before)
 		}
-		fmt.Fprintf(a.stderr, "[%d/%d] %s: %s%s\n", p.i+1, len(refs), r.ref, r.replay.Manifest.Outcome, note)
-		misses = append(misses, missRows(r, profile.Name)...)
-		m, err := scorer.score(r.replay)
-		if err != nil {
-			return err
-		}
-		m.Ref = replayRefPrefix + r.ref
-		current = append(current, m)
-		manifests = append(manifests, &traces.Run{Manifest: r.replay.Manifest})
-		if opts.baseline == "" {
-			bm, err := scorer.score(r.recorded)
-			if err != nil {
-				return err
-			}
-			bm.Ref = r.ref
-			recordedMetrics = append(recordedMetrics, bm)
-		}
-		return nil
 	}
-	queue := make(chan pending, 2)
-	var finishErr error
-	var failed atomic.Bool
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		for p := range queue {
-			if finishErr == nil {
-				if finishErr = finish(p); finishErr != nil {
-					failed.Store(true)
+
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	type job struct {
+		i   int
+		ref traces.Ref
+	}
+	// With --reuse-server the runs that would share a server when replayed
+	// one at a time (same fixture and write gate) form a group that one
+	// worker replays in ref order, on one server: each run then meets the
+	// server in the state it would meet it sequentially (its token cache,
+	// say), and the results do not depend on --parallel. Without it every
+	// run has a fresh server and is a group of its own.
+	var groups [][]job
+	groupOf := map[string]int{}
+	for i, ref := range refs {
+		key := strconv.Itoa(i)
+		if opts.reuse {
+			key = ""
+			parts := strings.Split(ref.Name, "/")
+			if len(parts) >= 2 {
+				if sc := selected[parts[len(parts)-2]]; sc != nil {
+					writes := sc.WriteGate == scenarios.GateWrite || sc.WriteGate == scenarios.GateDestructive
+					key = sc.Fixture + "|" + strconv.FormatBool(writes)
 				}
 			}
 		}
-	}()
-	loopErr := func() error {
-		defer close(queue)
-		for i, ref := range refs {
-			if failed.Load() {
-				return nil
-			}
-			recorded, err := store.GetRun(ref.Run)
-			if err != nil {
-				return setupErr(fmt.Errorf("reading %s: %w", ref.Name, err))
-			}
-			sc := selected[recorded.Manifest.Scenario.ID]
-			if recorded.Manifest.Mode != traces.ModeRecord || sc == nil {
-				continue
-			}
-			r := &replayed{ref: ref.Name, recorded: recorded}
-			if err := replayOne(ctx, rec, clock, profile, sc, mode, live, r); err != nil {
-				return setupErr(fmt.Errorf("replaying %s: %w", r.ref, err))
-			}
-			if ctx.Err() != nil {
-				return fmt.Errorf("interrupted: %w", ctx.Err())
-			}
-			queue <- pending{r: r, sc: sc, i: i}
+		g, ok := groupOf[key]
+		if !ok {
+			g = len(groups)
+			groupOf[key] = g
+			groups = append(groups, nil)
 		}
-		return nil
+		groups[g] = append(groups[g], job{i: i, ref: ref})
+	}
+	type done struct {
+		i   int
+		res *result
+		err error
+	}
+	jobs := make(chan []job)
+	dones := make(chan done, opts.parallel)
+	var wg sync.WaitGroup
+	for range opts.parallel {
+		clock := replayer.NewClock(wallStart, time.Now, opts.resolution)
+		rec := recorder.New(&recorder.Options{
+			Harness: version, Now: clock.Now, Environ: os.Environ(), Secrets: secrets, ReuseServer: opts.reuse,
+			CallTimeout: opts.callTO, RunTimeout: opts.runTO,
+		})
+		defer rec.Close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Each worker stores and scores earlier runs while it replays
+			// the next: at most two of those in flight.
+			var finishing sync.WaitGroup
+			defer finishing.Wait()
+			slots := make(chan struct{}, 2)
+			for group := range jobs {
+				for _, j := range group {
+					r, err := replay(wctx, rec, clock, j.ref)
+					if err != nil || r == nil {
+						dones <- done{i: j.i, res: &result{skip: true}, err: err}
+						continue
+					}
+					slots <- struct{}{}
+					finishing.Add(1)
+					go func() {
+						defer func() { <-slots; finishing.Done() }()
+						res, err := finish(r)
+						dones <- done{i: j.i, res: res, err: err}
+					}()
+				}
+			}
+		}()
+	}
+	go func() {
+		defer close(jobs)
+		for _, g := range groups {
+			select {
+			case jobs <- g:
+			case <-wctx.Done():
+				return
+			}
+		}
 	}()
-	<-finished
-	if err := cmp.Or(loopErr, finishErr, store.Sync()); err != nil {
+	go func() { wg.Wait(); close(dones) }()
+	// Results arrive in any order; they are collected in ref order. The
+	// first error (in ref order among those seen) stops the workers.
+	pending := map[int]*result{}
+	next := 0
+	var loopErr error
+	for d := range dones {
+		if d.err != nil {
+			if loopErr == nil {
+				loopErr = d.err
+				stop()
+			}
+			continue
+		}
+		if loopErr != nil {
+			continue
+		}
+		pending[d.i] = d.res
+		for pending[next] != nil {
+			collect(next, pending[next])
+			delete(pending, next)
+			next++
+		}
+	}
+	if err := cmp.Or(loopErr, ctx.Err(), store.Sync()); err != nil {
+		if ctx.Err() != nil && loopErr == nil {
+			return fmt.Errorf("interrupted: %w", ctx.Err())
+		}
 		return err
 	}
 	if replayedRuns == 0 {

@@ -185,6 +185,27 @@ func TestReplayUnchangedIsIdenticalTwice(t *testing.T) {
 	if !bytes.Equal(reports[0], reports[1]) {
 		t.Errorf("two replays of one store gave different JSON reports:\n%s", firstDiffLine(reports[0], reports[1]))
 	}
+	// --parallel changes nothing in the reports, with a fresh server per run
+	// or with servers reused (a run meets its server in the state it would
+	// meet it one at a time).
+	for _, extra := range [][]string{nil, {"--reuse-server"}} {
+		var got [][]byte
+		for _, p := range []string{"1", "3"} {
+			dir := t.TempDir()
+			args := append([]string{"--latency-resolution", "0", "--parallel", p}, extra...)
+			if code, out, _ := replayCLI(t, f, dir, args...); code != 0 {
+				t.Fatalf("replay %v: exit %d\n%s", args, code, out)
+			}
+			b, _ := os.ReadFile(filepath.Join(dir, "REPORT.json"))
+			got = append(got, b)
+		}
+		if !bytes.Equal(got[0], got[1]) {
+			t.Errorf("replay %v: --parallel 3 gave another report than --parallel 1:\n%s", extra, firstDiffLine(got[0], got[1]))
+		}
+		if extra == nil && !bytes.Equal(got[0], reports[0]) {
+			t.Errorf("--parallel 1 gave another report than the default:\n%s", firstDiffLine(reports[0], got[0]))
+		}
+	}
 	// The baseline may be a REPORT.json (a previous replay, kept as a CI
 	// artifact) or a ref prefix.
 	prev := filepath.Join(t.TempDir(), "REPORT.json")

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"syscall"
 
@@ -20,6 +21,7 @@ type app struct {
 
 	storeDir   string // --store
 	cpuProfile string // --cpuprofile (hidden: for measuring bench itself)
+	memProfile string // --memprofile (hidden): heap profile at the end
 	// getenv is os.Getenv in production; tests inject their own.
 	getenv func(string) string
 
@@ -48,7 +50,22 @@ Exit codes: 0 ok, 1 gate failed, 2 invalid input or usage, 3 safety failure,
 	root.PersistentFlags().StringVar(&a.storeDir, "store", defaultStoreDir, "trace store directory")
 	root.PersistentFlags().StringVar(&a.cpuProfile, "cpuprofile", "", "write a Go CPU profile of this command to FILE")
 	root.PersistentFlags().MarkHidden("cpuprofile")
+	root.PersistentFlags().StringVar(&a.memProfile, "memprofile", "", "write a Go heap profile to FILE when the command ends")
+	root.PersistentFlags().MarkHidden("memprofile")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if a.memProfile != "" {
+			prev := a.stopProfile
+			a.stopProfile = func() {
+				if prev != nil {
+					prev()
+				}
+				if f, err := os.Create(a.memProfile); err == nil {
+					runtime.GC()
+					pprof.WriteHeapProfile(f)
+					f.Close()
+				}
+			}
+		}
 		if a.cpuProfile == "" {
 			return nil
 		}
@@ -56,7 +73,14 @@ Exit codes: 0 ok, 1 gate failed, 2 invalid input or usage, 3 safety failure,
 		if err != nil {
 			return usageErr(err)
 		}
-		a.stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
+		next := a.stopProfile
+		a.stopProfile = func() {
+			pprof.StopCPUProfile()
+			f.Close()
+			if next != nil {
+				next()
+			}
+		}
 		return pprof.StartCPUProfile(f)
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
