@@ -237,7 +237,7 @@ func (r *Run) document() ([]byte, error) {
 			return nil, fmt.Errorf("event %d: %w", i, err)
 		}
 	}
-	b, err := Marshal(r)
+	b, err := encodeRun(r) // Marshal(r), written directly
 	if err != nil {
 		return nil, fmt.Errorf("encoding run: %w", err)
 	}
