@@ -81,7 +81,7 @@ func launch(ctx context.Context, p *Profile, v Vars, env []string, o *Options) (
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(p.StartTimeout))
 	defer cancel()
 	c := &conn{wire: &wireLog{limit: 64}, elic: &elicitor{}}
-	if cmd := p.Argv(); len(cmd) > 0 {
+	if cmd := p.Argv(); len(cmd) > 0 && o.Connect == nil {
 		argv := make([]string, len(cmd))
 		for i, a := range cmd {
 			argv[i] = v.Expand(a)
@@ -115,10 +115,16 @@ func launch(ctx context.Context, p *Profile, v Vars, env []string, o *Options) (
 		ElicitationHandler: c.elic.handle,
 	})
 	var transport mcp.Transport
-	switch p.Transport {
-	case TransportStdio:
+	switch {
+	case o.Connect != nil:
+		rwc, err := o.Connect(ctx, env)
+		if err != nil {
+			return fail(err)
+		}
+		transport = &mcp.IOTransport{Reader: rwc, Writer: nopCloser{rwc}, MaxLineLength: o.MaxMessageBytes}
+	case p.Transport == TransportStdio:
 		transport = &mcp.IOTransport{Reader: c.proc.stdout, Writer: c.proc.stdin, MaxLineLength: o.MaxMessageBytes}
-	case TransportHTTP:
+	case p.Transport == TransportHTTP:
 		url := v.Expand(p.URL)
 		hc := &http.Client{Transport: &captureRT{base: o.HTTPTransport, log: c.wire}}
 		ready, anyStatus := v.Expand(p.Ready), false
@@ -176,6 +182,11 @@ func launch(ctx context.Context, p *Profile, v Vars, env []string, o *Options) (
 	}
 	return c, nil
 }
+
+// nopCloser lets the reader end of an in-process connection close it, once.
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
 
 // waitReady polls the ready URL (if any) until it answers 2xx (or, with
 // anyStatus, anything below 500).

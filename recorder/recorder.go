@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"sort"
 	"strings"
@@ -64,6 +65,13 @@ type Options struct {
 	// HTTPTransport carries bench's HTTP to streamable HTTP servers.
 	// Default http.DefaultTransport.
 	HTTPTransport http.RoundTripper
+	// Connect, when set, replaces launching the profile's server: it returns
+	// a connection to a server that the caller runs in process, speaking
+	// MCP's stdio framing (newline-delimited JSON-RPC), given the
+	// environment the server would have been started with. For benchmarks
+	// and tests that measure bench without a process in between
+	// (examples/central-mcp's BenchmarkRecordOverhead).
+	Connect func(ctx context.Context, env []string) (io.ReadWriteCloser, error)
 }
 
 func (o *Options) withDefaults() Options {

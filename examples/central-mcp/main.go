@@ -5,6 +5,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -14,6 +15,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -22,6 +24,7 @@ import (
 
 	"github.com/mcpbench/bench/examples/central-mcp/internal/centralmcp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/net/http/httpproxy"
 )
 
 func main() {
@@ -64,23 +67,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			return 2
 		}
 	}
-	hc, err := httpClient(getenv("SSL_CERT_FILE"))
-	if err != nil {
-		fmt.Fprintf(stderr, "central-mcp: %v\n", err)
-		return 2
-	}
-	opts := &centralmcp.Options{
-		BaseURL:      getenv("CENTRAL_BASE_URL"),
-		ClientID:     getenv("CENTRAL_CLIENT_ID"),
-		ClientSecret: getenv("CENTRAL_CLIENT_SECRET"),
-		TokenURL:     getenv("CENTRAL_TOKEN_URL"),
-		HTTPClient:   hc,
-		Writes:       getenv("CENTRAL_WRITES") == "1" || strings.EqualFold(getenv("CENTRAL_WRITES"), "true"),
-		Inject:       inject,
-		PollInterval: *poll,
-		SlowDelay:    *slow,
-	}
-	srv, err := centralmcp.New(opts)
+	srv, err := newServer(getenv, inject, *poll, *slow)
 	if err != nil {
 		fmt.Fprintf(stderr, "central-mcp: %v\n", err)
 		return 2
@@ -101,6 +88,26 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	return 0
 }
 
+// newServer builds the server from its environment (CENTRAL_*,
+// SSL_CERT_FILE and the proxy variables).
+func newServer(getenv func(string) string, inject []centralmcp.Injection, poll, slow time.Duration) (*mcp.Server, error) {
+	hc, err := httpClient(getenv)
+	if err != nil {
+		return nil, err
+	}
+	return centralmcp.New(&centralmcp.Options{
+		BaseURL:      getenv("CENTRAL_BASE_URL"),
+		ClientID:     getenv("CENTRAL_CLIENT_ID"),
+		ClientSecret: getenv("CENTRAL_CLIENT_SECRET"),
+		TokenURL:     getenv("CENTRAL_TOKEN_URL"),
+		HTTPClient:   hc,
+		Writes:       getenv("CENTRAL_WRITES") == "1" || strings.EqualFold(getenv("CENTRAL_WRITES"), "true"),
+		Inject:       inject,
+		PollInterval: poll,
+		SlowDelay:    slow,
+	})
+}
+
 func envOr(getenv func(string) string, k, def string) string {
 	if v := getenv(k); v != "" {
 		return v
@@ -119,9 +126,16 @@ func injectionNames() string {
 // httpClient honours HTTPS_PROXY/HTTP_PROXY/NO_PROXY and trusts the CAs in
 // SSL_CERT_FILE on top of the system ones, like the Python servers do, so
 // the hard-coded SSO token URL can be served by a test proxy.
-func httpClient(certFile string) (*http.Client, error) {
+func httpClient(getenv func(string) string) (*http.Client, error) {
+	certFile := getenv("SSL_CERT_FILE")
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.Proxy = http.ProxyFromEnvironment
+	// The proxy variables of getenv, read as net/http reads the process's.
+	proxy := (&httpproxy.Config{
+		HTTPProxy:  cmp.Or(getenv("HTTP_PROXY"), getenv("http_proxy")),
+		HTTPSProxy: cmp.Or(getenv("HTTPS_PROXY"), getenv("https_proxy")),
+		NoProxy:    cmp.Or(getenv("NO_PROXY"), getenv("no_proxy")),
+	}).ProxyFunc()
+	tr.Proxy = func(r *http.Request) (*url.URL, error) { return proxy(r.URL) }
 	if certFile != "" {
 		pool, err := x509.SystemCertPool()
 		if err != nil || pool == nil {

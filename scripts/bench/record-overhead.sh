@@ -6,10 +6,14 @@
 #   server    tool calls: the server's work plus the fake Central's
 #   model     model turns (the offline baseline)
 # over stdio and over streamable HTTP, each with a fresh server and fake per
-# run and with --reuse-server. (There is no in-memory variant: the reference
-# server's code is internal to examples/central-mcp.)
+# run and with --reuse-server.
 # overhead = wall - start-up - server - model, reported against the run
 # time without start-up. Target: overhead <= 10% of (wall - start-up).
+#
+# Then the same runs in one process (BenchmarkRecordOverhead in
+# examples/central-mcp): the recorder and the store as bench record uses
+# them, with the server as a child over stdio and with the server in process
+# over a pipe (the in-memory transport), servers started before the timer.
 # Needs jq or python3 to sum the trace timings.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -58,3 +62,15 @@ measure stdio "$tmp/reference.yaml" ""
 measure stdio-reuse "$tmp/reference.yaml" "--reuse-server"
 measure http "$tmp/reference-http.yaml" ""
 measure http-reuse "$tmp/reference-http.yaml" "--reuse-server"
+# The compared servers, where installed: RECORD_OVERHEAD_PROFILES lists
+# profiles (e.g. "servers/karthik.yaml servers/secure-ssid.yaml"), each
+# measured with --reuse-server.
+for prof in ${RECORD_OVERHEAD_PROFILES:-}; do
+  measure "$(basename "$prof" .yaml)-reuse" "$prof" "--reuse-server"
+done
+echo "in one process (go test -bench BenchmarkRecordOverhead, 5 scenarios x ${RUNS} runs, --reuse-server):"
+go test -run '^$' -bench BenchmarkRecordOverhead -benchtime "$((RUNS * 5))x" ./examples/central-mcp | awk '/^BenchmarkRecordOverhead/ {
+  for (i = 3; i < NF; i += 2) m[$(i+1)] = $i
+  name = $1; sub(/^BenchmarkRecordOverhead\//, "", name); sub(/-[0-9]+$/, "", name)
+  printf "%-14s wall %.2f ms/run  server+fake %.2f ms/run  model %.2f ms/run  harness overhead %.1f%% of the run time (target <= 10%%)\n",
+    name, m["wall_ms/run"], m["server_ms/run"], m["model_ms/run"], m["overhead_%"] }'
