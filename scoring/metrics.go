@@ -478,6 +478,23 @@ func redact(s string) string {
 	return string(r[:4]) + "****"
 }
 
+// requestTools is the tools member of a turn's request. Requests read from
+// a store are canonical, and their tools are found without decoding the
+// whole request (the conversation is most of its bytes); anything else is
+// decoded.
+func requestTools(req json.RawMessage) json.RawMessage {
+	if v, ok := traces.CanonicalMember(req, "tools"); ok && len(v) > 1 && v[0] == '[' && v[len(v)-1] == ']' {
+		return v
+	}
+	var r struct {
+		Tools json.RawMessage `json:"tools"`
+	}
+	if json.Unmarshal(req, &r) != nil {
+		return nil
+	}
+	return r.Tools
+}
+
 func scoreCounts(rm *RunMetrics, sc *scenarios.Scenario, ev *events, o Options) {
 	// Tokens and latency.
 	var modelUS, toolUS int64
@@ -485,11 +502,8 @@ func scoreCounts(rm *RunMetrics, sc *scenarios.Scenario, ev *events, o Options) 
 		rm.InputTokens += t.Usage.Input
 		rm.OutputTokens += t.Usage.Output
 		modelUS += t.LatencyUS
-		var req struct {
-			Tools json.RawMessage `json:"tools"`
-		}
-		if json.Unmarshal(t.Request, &req) == nil && len(req.Tools) > 0 && !bytes.Equal(req.Tools, []byte("null")) {
-			rm.ToolDefTokens += o.CountTokens(req.Tools)
+		if tools := requestTools(t.Request); len(tools) > 0 && !bytes.Equal(tools, []byte("null")) {
+			rm.ToolDefTokens += o.CountTokens(tools)
 		}
 	}
 	rm.TokenUsage = rm.InputTokens + rm.OutputTokens

@@ -1,6 +1,7 @@
 package traces
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"math"
@@ -209,4 +210,31 @@ func TestBodyJSON(t *testing.T) {
 			t.Errorf("%s: BodyJSON(%q) = %s, want %s", tt.name, tt.in, got, tt.want)
 		}
 	}
+}
+
+// FuzzCanonicalMember: on a canonical object, CanonicalMember finds what
+// decoding finds; on anything else it never panics.
+func FuzzCanonicalMember(f *testing.F) {
+	f.Add(`{"messages":[{"content":"a \"tools\": [1]","role":"user"}],"sampling":{},"tools":[{"name":"x"}]}`, "tools")
+	f.Add(`{"a":1,"b":"}","c":{"d":[]}}`, "c")
+	f.Add(`{ "a" : 1 }`, "a")
+	f.Fuzz(func(t *testing.T, doc, key string) {
+		got, ok := CanonicalMember([]byte(doc), key)
+		c, err := Canonical([]byte(doc))
+		if err != nil {
+			return // not JSON: only "no panic" is asked
+		}
+		var m map[string]json.RawMessage
+		if json.Unmarshal(c, &m) != nil {
+			if _, ok := CanonicalMember(c, key); ok {
+				t.Fatalf("member %q found in a canonical non-object %s", key, c)
+			}
+			return
+		}
+		want, has := m[key]
+		got, ok = CanonicalMember(c, key)
+		if ok != has || ok && !bytes.Equal(got, want) {
+			t.Fatalf("CanonicalMember(%s, %q) = %s, %v; decoding gives %s, %v", c, key, got, ok, want, has)
+		}
+	})
 }

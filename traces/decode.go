@@ -1,6 +1,7 @@
 package traces
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -172,4 +173,38 @@ func forEachMember(v []byte, fn func(key, val []byte) bool) {
 		}
 		i = vend + 1 // ','
 	}
+}
+
+// CanonicalMember returns the value of the member key of doc, a canonical
+// JSON object (as every payload read from a store is), without decoding
+// doc: it skips from member to member. ok is false when doc has no such
+// member or does not have the shape of a canonical object; a caller that
+// cannot be sure doc is canonical decodes it then.
+func CanonicalMember(doc []byte, key string) (val []byte, ok bool) {
+	if len(doc) < 2 || doc[0] != '{' || doc[len(doc)-1] != '}' {
+		return nil, false
+	}
+	want := appendString(nil, key)
+	for i := 1; i < len(doc)-1; {
+		if doc[i] != '"' {
+			return nil, false
+		}
+		kend := skipCanonical(doc, i)
+		if kend >= len(doc)-1 || doc[kend] != ':' {
+			return nil, false
+		}
+		vstart := kend + 1
+		vend := skipCanonical(doc, vstart)
+		if vend > len(doc)-1 || vend <= vstart {
+			return nil, false
+		}
+		if bytes.Equal(doc[i:kend], want) {
+			return doc[vstart:vend], true
+		}
+		if doc[vend] != ',' && vend != len(doc)-1 {
+			return nil, false
+		}
+		i = vend + 1
+	}
+	return nil, false
 }

@@ -7,7 +7,8 @@
 # includes the fake Central's (the mcp.call latencies of the replay runs,
 # measured at --latency-resolution 1us so the traces hold real timings).
 # Model time is not in the floor: replay never waits for it.
-# Target: wall <= 1.3x the floor with --reuse-server.
+# Target: wall <= 1.3x the floor with --reuse-server. --parallel 2 runs two
+# at once (the floor then sums tool-call times that overlap in time).
 #
 # Memory: peak RSS of bench replay over ~100 and ~1,000 runs (the core
 # stage recorded REPLAY_RSS_RUNS=10 times; one suite of it vs all of it).
@@ -51,7 +52,9 @@ speed() { # label, extra flags
       label, n, wall/1e6, floor/1e6, (floor > 0 ? wall/floor : 0), code }'
 }
 speed "--reuse-server" "--reuse-server"
+speed "--reuse-server --parallel 2" "--reuse-server --parallel 2"
 speed "(fresh server per run)" ""
+speed "(fresh) --parallel 2" "--parallel 2"
 
 echo "recording the core stage ${RSS_RUNS} times for the memory check..."
 "$B" --store "$tmp/store-rss" record --stage core --server "$tmp/reference.yaml" --model baseline --runs "$RSS_RUNS" --reuse-server >/dev/null 2>&1
