@@ -83,6 +83,9 @@ type reqTail struct {
 	Sampling   llm.Sampling   `json:"sampling"`
 }
 
+// errToolsChanged: the request has another number of tools than were
+// encoded. The loop passes every request the tools it encoded; the count is
+// a guard against a caller that does not, not a comparison of contents.
 var errToolsChanged = errors.New("the request's tools are not the encoded ones")
 
 // requestJSON is json.Marshal(req), for a request whose tools are enc's.

@@ -64,8 +64,8 @@ func TestFastEncodings(t *testing.T) {
 	noSystem := sampleRequest()
 	noSystem.System, noSystem.ToolChoice, noSystem.Sampling = "", llm.ToolChoice{}, llm.Sampling{}
 	checkFastEncodings(t, noSystem, 1)
-	// A request whose tools are not the encoded ones is refused, not
-	// mis-keyed.
+	// A request with another number of tools than were encoded is
+	// refused, not mis-keyed.
 	enc, _ := encodeTools(req.Tools[:1])
 	if _, err := requestKey("p", "m", req, enc, "s", 0); err == nil {
 		t.Error("requestKey accepted a request with other tools than the encoded ones")

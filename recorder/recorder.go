@@ -353,7 +353,7 @@ func (r *Recorder) Run(ctx context.Context, job *Job) (*traces.Run, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.RunTimeout)
 	defer cancel()
 
-	writes := sc.WriteGate == scenarios.GateWrite || sc.WriteGate == scenarios.GateDestructive
+	writes := opensWriteGate(sc)
 	s, err := r.acquire(ctx, p, fx, writes)
 	if s == nil {
 		return nil, err // the fake did not start: bench's own failure
@@ -677,6 +677,20 @@ func (r *Recorder) scrub(run *traces.Run) (*traces.Run, error) {
 	}
 	out.Manifest.StartedAt = run.Manifest.StartedAt
 	return out, nil
+}
+
+// opensWriteGate reports whether sc's runs get the profile's writes_env.
+func opensWriteGate(sc *scenarios.Scenario) bool {
+	return sc.WriteGate == scenarios.GateWrite || sc.WriteGate == scenarios.GateDestructive
+}
+
+// ServerGroup names the scenarios whose runs share a server under
+// ReuseServer, for one profile: those with the same fixture and write gate.
+// Runs of one group meet the server in an order that changes what they see
+// (a token it already has, say); a caller that spreads runs over several
+// Recorders keeps each group on one to get the results of one Recorder.
+func ServerGroup(sc *scenarios.Scenario) string {
+	return fmt.Sprintf("%s|%t", sc.Fixture, opensWriteGate(sc))
 }
 
 // faultsOf maps a scenario's faults onto the fake's: 429 stays 429, any

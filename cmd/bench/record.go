@@ -352,22 +352,14 @@ func modelFactory(a *app, spec llm.Spec, server string) (func(*scenarios.Scenari
 		}
 		return func(*scenarios.Scenario) (llm.Model, error) { return m, nil }, []string{key}, nil
 	case llm.ProviderBaseline:
-		// The model's clock is the fixture's; a fixture is parsed once.
-		var mu sync.Mutex
-		clocks := map[string]func() time.Time{}
+		// The model's clock is the fixture's (an embedded fixture is parsed
+		// once per process).
 		return func(sc *scenarios.Scenario) (llm.Model, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			now, ok := clocks[sc.Fixture]
-			if !ok {
-				fx, err := fakecentral.LoadFixture(sc.Fixture)
-				if err != nil {
-					return nil, err
-				}
-				now = fx.Now
-				clocks[sc.Fixture] = now
+			fx, err := fakecentral.LoadFixture(sc.Fixture)
+			if err != nil {
+				return nil, err
 			}
-			return baseline.New(&baseline.Options{Now: now}), nil
+			return baseline.New(&baseline.Options{Now: fx.Now}), nil
 		}, nil, nil
 	default:
 		return func(sc *scenarios.Scenario) (llm.Model, error) { return oracleFor(sc, server) }, nil, nil

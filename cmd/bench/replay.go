@@ -315,8 +315,7 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 			parts := strings.Split(ref.Name, "/")
 			if len(parts) >= 2 {
 				if sc := selected[parts[len(parts)-2]]; sc != nil {
-					writes := sc.WriteGate == scenarios.GateWrite || sc.WriteGate == scenarios.GateDestructive
-					key = sc.Fixture + "|" + strconv.FormatBool(writes)
+					key = recorder.ServerGroup(sc)
 				}
 			}
 		}
@@ -353,6 +352,9 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 			slots := make(chan struct{}, 2)
 			for group := range jobs {
 				for _, j := range group {
+					if wctx.Err() != nil {
+						break // an error stopped the replay: drain the groups
+					}
 					r, err := replay(wctx, rec, clock, j.ref)
 					if err != nil || r == nil {
 						dones <- done{i: j.i, res: &result{skip: true}, err: err}
@@ -380,17 +382,18 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 		}
 	}()
 	go func() { wg.Wait(); close(dones) }()
-	// Results arrive in any order; they are collected in ref order. The
-	// first error (in ref order among those seen) stops the workers.
+	// Results arrive in any order; they are collected in ref order. An
+	// error stops the workers; of the errors seen, the one of the earliest
+	// ref is returned.
 	pending := map[int]*result{}
-	next := 0
+	next, errAt := 0, len(refs)
 	var loopErr error
 	for d := range dones {
 		if d.err != nil {
-			if loopErr == nil {
-				loopErr = d.err
-				stop()
+			if d.i < errAt {
+				loopErr, errAt = d.err, d.i
 			}
+			stop()
 			continue
 		}
 		if loopErr != nil {
