@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -217,6 +218,50 @@ func TestRedaction(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestStderrTimestampsKeepRunIDs records one scenario twice against a
+// server that logs the wall-clock time to stderr: the stderr differs, the
+// run IDs do not, and the store keeps each run's stderr beside it.
+func TestStderrTimestampsKeepRunIDs(t *testing.T) {
+	p := hostileProfile(t, "log-time", filepath.Join(t.TempDir(), "pids"), nil)
+	s, err := traces.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var ids []traces.ID
+	var stderr []string
+	for i := range 2 {
+		clock := time.Unix(1_700_000_000, 0)
+		rec := New(&Options{Now: func() time.Time { clock = clock.Add(time.Millisecond); return clock }})
+		run, err := rec.Run(context.Background(), &Job{Suite: "test", Scenario: hostileScenario(), Profile: p,
+			Model: oracle(t, []llm.PlanStep{{Tool: "get_status"}}, `{"status":"ok"}`)})
+		rec.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, err := s.PutRunNoSyncRead(run, fmt.Sprintf("test/log-time/%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, stored.Manifest.RunID)
+		back, err := s.GetRun(stored.Manifest.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		init := kinds(back, traces.KindInitialize)
+		if len(init) != 1 || !strings.Contains(init[0].Initialize.Stderr, "INFO hostile: tools/call") {
+			t.Fatalf("run %d: stderr not kept: %+v", i, init)
+		}
+		stderr = append(stderr, kinds(run, traces.KindInitialize)[0].Initialize.Stderr)
+	}
+	if stderr[0] == stderr[1] {
+		t.Fatalf("the server logged the same stderr twice, so the test proves nothing: %q", stderr[0])
+	}
+	if ids[0] != ids[1] {
+		t.Errorf("stderr timestamps changed the run ID: %v, %v", ids[0], ids[1])
+	}
 }
 
 func TestChildEnvDropsCredentials(t *testing.T) {

@@ -3,6 +3,8 @@ package traces
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"time"
 	"unicode/utf8"
 )
@@ -126,7 +128,10 @@ type Initialize struct {
 	ServerInfo      json.RawMessage `json:"server_info,omitempty"`
 	Capabilities    json.RawMessage `json:"capabilities,omitempty"`
 	Instructions    string          `json:"instructions,omitempty"`
-	Stderr          string          `json:"stderr,omitempty"` // bounded tail of the server's stderr
+	// Stderr is a bounded tail of the server's stderr. The store keeps it
+	// beside the run, like StartedAt, never in its content or ID (runs
+	// stored before bench 0.2 have it in their content).
+	Stderr string `json:"stderr,omitempty"`
 }
 
 // Tools is the tool list the server offered (after any adapter).
@@ -226,8 +231,8 @@ func BodyJSON(b []byte) json.RawMessage {
 	return q
 }
 
-// document returns the canonical bytes of the run (without RunID and
-// StartedAt) and checks what the store relies on.
+// document returns the canonical bytes of the run (without RunID,
+// StartedAt and the servers' stderr) and checks what the store relies on.
 func (r *Run) document() ([]byte, error) {
 	if r.Manifest.Format != FormatVersion {
 		return nil, fmt.Errorf("run format %d: this bench writes format %d", r.Manifest.Format, FormatVersion)
@@ -237,11 +242,60 @@ func (r *Run) document() ([]byte, error) {
 			return nil, fmt.Errorf("event %d: %w", i, err)
 		}
 	}
-	b, err := encodeRun(r) // Marshal(r), written directly
+	b, err := encodeRun(r.withoutStderr()) // Marshal, written directly
 	if err != nil {
 		return nil, fmt.Errorf("encoding run: %w", err)
 	}
 	return b, nil
+}
+
+// stderrOf returns the server stderr of r's events by event index, nil
+// when there is none. It is kept beside the run, like StartedAt: what a
+// server writes there (timestamps, say) and when bench reads it are not
+// part of what the run did, and must not change its ID.
+func (r *Run) stderrOf() map[string]string {
+	var out map[string]string
+	for i, e := range r.Events {
+		if e.Initialize != nil && e.Initialize.Stderr != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[strconv.Itoa(i)] = e.Initialize.Stderr
+		}
+	}
+	return out
+}
+
+// withoutStderr returns r, or a copy of it without the servers' stderr
+// when it has some; r is not changed.
+func (r *Run) withoutStderr() *Run {
+	var c *Run
+	for i, e := range r.Events {
+		if e.Initialize == nil || e.Initialize.Stderr == "" {
+			continue
+		}
+		if c == nil {
+			c = &Run{Manifest: r.Manifest, Events: slices.Clone(r.Events)}
+		}
+		init := *e.Initialize
+		init.Stderr = ""
+		c.Events[i].Initialize = &init
+	}
+	if c == nil {
+		return r
+	}
+	return c
+}
+
+// setStderr puts the stderr kept beside a run back into its events.
+func (r *Run) setStderr(m map[string]string) {
+	for k, v := range m {
+		i, err := strconv.Atoi(k)
+		if err != nil || i < 0 || i >= len(r.Events) || r.Events[i].Initialize == nil {
+			continue
+		}
+		r.Events[i].Initialize.Stderr = v
+	}
 }
 
 func (e *Event) check() error {

@@ -99,7 +99,10 @@ type Store struct {
 // runInfo is kept beside each run, outside its content.
 type runInfo struct {
 	StartedAt string `json:"started_at,omitempty"`
-	Size      int64  `json:"size"` // canonical bytes of the run document
+	// Stderr holds the servers' stderr by event index (see
+	// Initialize.Stderr).
+	Stderr map[string]string `json:"stderr,omitempty"`
+	Size   int64             `json:"size"` // canonical bytes of the run document
 }
 
 // Open opens or creates the store in dir.
@@ -287,6 +290,7 @@ func (s *Store) PutRunNoSyncRead(run *Run, refs ...string) (*Run, error) {
 	if !run.Manifest.StartedAt.IsZero() {
 		out.Manifest.StartedAt, _ = time.Parse(time.RFC3339Nano, run.Manifest.StartedAt.UTC().Format(time.RFC3339Nano))
 	}
+	out.setStderr(run.stderrOf())
 	return &out, nil
 }
 
@@ -328,7 +332,7 @@ func (s *Store) putRunDoc(run *Run, refs []string, sync *pebble.WriteOptions, do
 			return ID{}, err
 		}
 	}
-	info := runInfo{Size: int64(len(doc))}
+	info := runInfo{Size: int64(len(doc)), Stderr: run.stderrOf()}
 	if !run.Manifest.StartedAt.IsZero() {
 		info.StartedAt = run.Manifest.StartedAt.UTC().Format(time.RFC3339Nano)
 	}
@@ -507,6 +511,7 @@ func (s *Store) GetRun(id ID) (*Run, error) {
 	if info.StartedAt != "" {
 		run.Manifest.StartedAt, _ = time.Parse(time.RFC3339Nano, info.StartedAt)
 	}
+	run.setStderr(info.Stderr)
 	return &run, nil
 }
 

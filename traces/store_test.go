@@ -578,3 +578,68 @@ func TestPutRunNoSyncRead(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A server's stderr is kept beside its run, like StartedAt: a server that
+// writes the time there does not change the run's ID, and the stderr
+// comes back from GetRun, PutRunNoSyncRead and a pack.
+func TestStderrBesideTheRun(t *testing.T) {
+	s := openTemp(t)
+	c := smallCorpus()
+	withStderr := func(text string) *Run {
+		r := c.run(1, 1, 1)
+		for i := range r.Events {
+			if r.Events[i].Initialize != nil {
+				r.Events[i].Initialize.Stderr = text
+			}
+		}
+		return r
+	}
+	plain, err := s.PutRun(c.run(1, 1, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := withStderr("12:00:01 INFO started\n")
+	got, err := s.PutRunNoSyncRead(first, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Manifest.RunID != plain {
+		t.Errorf("stderr changed the run ID: %v, want %v", got.Manifest.RunID, plain)
+	}
+	if diff := cmp.Diff(first, got); diff != "" {
+		t.Errorf("PutRunNoSyncRead (-put +got):\n%s", diff)
+	}
+	if first.Events[0].Initialize.Stderr == "" {
+		t.Fatal("PutRun cleared the caller's stderr")
+	}
+	doc, _ := first.document()
+	if bytes.Contains(doc, []byte("INFO started")) {
+		t.Errorf("stderr is in the run's document")
+	}
+
+	// A new store: the run is stored with stderr first.
+	s2 := openTemp(t)
+	id, err := s2.PutRun(withStderr("12:00:01 INFO started\n"), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id2, err := s2.PutRun(withStderr("12:00:02 INFO started\n"), "b"); err != nil || id2 != id {
+		t.Errorf("other stderr: ID %v, %v; want %v", id2, err, id)
+	}
+	back, err := s2.GetRun(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := withStderr("12:00:01 INFO started\n")
+	want.Manifest.RunID = id
+	if diff := cmp.Diff(want, back); diff != "" {
+		t.Errorf("GetRun: the first stderr is kept (-want +got):\n%s", diff)
+	}
+	d := openTemp(t)
+	if _, err := d.Import(bytes.NewReader(exportBytes(t, s2)), nil); err != nil {
+		t.Fatal(err)
+	}
+	if back, err = d.GetRun(id); err != nil || back.Events[0].Initialize.Stderr != "12:00:01 INFO started\n" {
+		t.Errorf("after a pack: %v, %+v", err, back)
+	}
+}

@@ -11,6 +11,8 @@
 //	flood         send 20,000 notifications before the answer
 //	ignore-stdin  keep running after stdin closes, ignore SIGTERM, and
 //	              start a grandchild that does the same
+//	log-time      behave, and log the wall-clock time to stderr at start
+//	              and on every call, as many Python servers do
 //
 // Every process it starts appends its pid to HOSTILE_PIDFILE. HOSTILE_ECHO,
 // when set, is written to stderr and returned in every result (the
@@ -41,6 +43,9 @@ func main() {
 	echo := os.Getenv("HOSTILE_ECHO")
 	if echo != "" {
 		fmt.Fprintln(os.Stderr, "hostile: my key is", echo)
+	}
+	if mode == "log-time" {
+		fmt.Fprintln(os.Stderr, time.Now().Format(time.RFC3339Nano), "INFO hostile: started")
 	}
 	switch mode {
 	case "exit-at-start":
@@ -103,6 +108,8 @@ func main() {
 				text = `{"status":"ok","key":"` + echo + `"}`
 			}
 			switch mode {
+			case "log-time":
+				fmt.Fprintln(os.Stderr, time.Now().Format(time.RFC3339Nano), "INFO hostile: tools/call")
 			case "crash":
 				fmt.Fprintln(os.Stderr, "hostile: crashing mid-call")
 				os.Exit(3)
