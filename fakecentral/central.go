@@ -91,6 +91,15 @@ func (c *Central) Reset() {
 	c.jmu.Unlock()
 }
 
+// ResetClock makes Options.Now's current reading the origin of the
+// journal's offsets, keeping the entries journaled so far: a server
+// started ahead of its run counts from the run's start.
+func (c *Central) ResetClock() {
+	c.jmu.Lock()
+	c.start = c.opts.Now()
+	c.jmu.Unlock()
+}
+
 // SetFaults replaces the faults of the current run.
 func (c *Central) SetFaults(f []Fault) {
 	c.jmu.Lock()

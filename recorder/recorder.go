@@ -120,6 +120,11 @@ type Recorder struct {
 	mu       sync.Mutex
 	idle     map[string][]*slot // reusable servers by poolKey
 	all      []*slot
+	pending  map[string][]*prestart // servers started ahead of their runs (Prestart)
+	closed   bool
+	bg       context.Context // cancelled by Close: bounds prestarts
+	stopBg   context.CancelFunc
+	starting sync.WaitGroup
 	fixtures map[string]*fakecentral.Fixture // parsed once: a fake only reads its fixture
 	preps    map[*scenarios.Scenario]*scenarioPrep
 }
@@ -235,20 +240,134 @@ type slot struct {
 
 // New returns a Recorder.
 func New(o *Options) *Recorder {
+	bg, stop := context.WithCancel(context.Background())
 	return &Recorder{opts: o.withDefaults(), idle: map[string][]*slot{}, fixtures: map[string]*fakecentral.Fixture{},
-		preps: map[*scenarios.Scenario]*scenarioPrep{}}
+		preps: map[*scenarios.Scenario]*scenarioPrep{}, pending: map[string][]*prestart{}, bg: bg, stopBg: stop}
 }
 
-// Close stops every server kept for reuse.
+// Close stops every server kept for reuse or started ahead.
 func (r *Recorder) Close() error {
 	r.mu.Lock()
 	all := r.all
-	r.all, r.idle = nil, map[string][]*slot{}
+	r.all, r.idle, r.closed = nil, map[string][]*slot{}, true
+	pending := r.pending
+	r.pending = map[string][]*prestart{}
 	r.mu.Unlock()
+	r.stopBg()
+	r.starting.Wait()
+	for _, list := range pending {
+		for _, ps := range list {
+			all = append(all, ps.slot)
+		}
+	}
 	for _, s := range all {
-		s.close()
+		if s != nil {
+			s.close()
+		}
 	}
 	return nil
+}
+
+// prestart is a fake Central and a server started ahead of their run.
+type prestart struct {
+	done  chan struct{}
+	slot  *slot
+	err   error
+	clock *heldClock
+}
+
+// heldClock reads a fixed time until it is handed the run's clock: the
+// requests a server makes while it starts ahead of its run are journaled
+// at the run's start, with no latency, as when it starts in the run under
+// a replay's paused clock.
+type heldClock struct {
+	mu   sync.Mutex
+	held time.Time
+	now  func() time.Time
+}
+
+func (h *heldClock) Now() time.Time {
+	h.mu.Lock()
+	now, held := h.now, h.held
+	h.mu.Unlock()
+	if now != nil {
+		return now()
+	}
+	return held
+}
+
+func (h *heldClock) hand(now func() time.Time) {
+	h.mu.Lock()
+	h.now = now
+	h.mu.Unlock()
+}
+
+// Prestart starts, in the background, the fake Central and the server that
+// the next run of sc will need, so that its start-up overlaps the work
+// before that run; Run takes it as it would start it. With ReuseServer it
+// does nothing when a server of sc's group (ServerGroup) is idle or
+// starting already. A prestart that fails is dropped and Run starts the
+// server itself (recording the failure). Close stops what was not taken.
+func (r *Recorder) Prestart(p *Profile, sc *scenarios.Scenario) {
+	if p == nil || sc == nil {
+		return
+	}
+	fx, err := r.fixture(sc.Fixture)
+	if err != nil {
+		return
+	}
+	writes := opensWriteGate(sc)
+	key := slotKey(p, fx, writes)
+	r.mu.Lock()
+	if r.closed || (r.opts.ReuseServer && (len(r.idle[key]) > 0 || len(r.pending[key]) > 0)) {
+		r.mu.Unlock()
+		return
+	}
+	ps := &prestart{done: make(chan struct{}), clock: &heldClock{held: time.Now()}}
+	r.pending[key] = append(r.pending[key], ps)
+	r.starting.Add(1)
+	r.mu.Unlock()
+	go func() {
+		defer r.starting.Done()
+		defer close(ps.done)
+		ps.slot, ps.err = r.start(r.bg, p, fx, writes, ps.clock.Now)
+	}()
+}
+
+// takePrestart returns the server started ahead for key, if there is one
+// that started; nil otherwise.
+func (r *Recorder) takePrestart(ctx context.Context, key string) *slot {
+	r.mu.Lock()
+	list := r.pending[key]
+	if len(list) == 0 {
+		r.mu.Unlock()
+		return nil
+	}
+	ps := list[0]
+	r.pending[key] = list[1:]
+	r.mu.Unlock()
+	select {
+	case <-ps.done:
+	case <-ctx.Done():
+		r.starting.Add(1)
+		go func() { // not wanted any more: stopped once started
+			defer r.starting.Done()
+			<-ps.done
+			if ps.slot != nil {
+				ps.slot.close()
+			}
+		}()
+		return nil
+	}
+	if ps.err != nil || ps.slot == nil || ps.slot.conn == nil || ps.slot.conn.dead() {
+		if ps.slot != nil {
+			ps.slot.close()
+		}
+		return nil
+	}
+	ps.clock.hand(r.opts.Now)
+	ps.slot.fake.ResetClock()
+	return ps.slot
 }
 
 func (s *slot) close() {
@@ -504,7 +623,7 @@ func (p *process) stderrTail() string {
 // pair when allowed and one is idle, else a new pair. A nil slot means the
 // fake did not start; a slot with an error means the server did not.
 func (r *Recorder) acquire(ctx context.Context, p *Profile, fx *fakecentral.Fixture, writes bool) (*slot, error) {
-	key := fmt.Sprintf("%s|%s|%s|%t", p.Hash(), p.Dir, fx.Version(), writes)
+	key := slotKey(p, fx, writes)
 	if r.opts.ReuseServer {
 		r.mu.Lock()
 		if list := r.idle[key]; len(list) > 0 {
@@ -519,7 +638,22 @@ func (r *Recorder) acquire(ctx context.Context, p *Profile, fx *fakecentral.Fixt
 		}
 		r.mu.Unlock()
 	}
-	fake, err := fakecentral.Start(&fakecentral.Options{Fixture: fx, Now: r.opts.Now, CaptureBodies: true})
+	if s := r.takePrestart(ctx, key); s != nil {
+		return s, nil
+	}
+	return r.start(ctx, p, fx, writes, r.opts.Now)
+}
+
+// slotKey names the servers that are interchangeable: one profile, one
+// fixture, one write gate.
+func slotKey(p *Profile, fx *fakecentral.Fixture, writes bool) string {
+	return fmt.Sprintf("%s|%s|%s|%t", p.Hash(), p.Dir, fx.Version(), writes)
+}
+
+// start starts a fake Central reading now and a server connected to it.
+func (r *Recorder) start(ctx context.Context, p *Profile, fx *fakecentral.Fixture, writes bool, now func() time.Time) (*slot, error) {
+	key := slotKey(p, fx, writes)
+	fake, err := fakecentral.Start(&fakecentral.Options{Fixture: fx, Now: now, CaptureBodies: true})
 	if err != nil {
 		return nil, fmt.Errorf("starting the fake Central: %w", err)
 	}

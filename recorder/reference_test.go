@@ -6,9 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcpbench/bench/fakecentral"
 	"github.com/mcpbench/bench/llm"
 	"github.com/mcpbench/bench/scenarios"
 	"github.com/mcpbench/bench/traces"
@@ -260,4 +262,107 @@ func checkNoProcess(t *testing.T, bin string) {
 			}
 		}
 	}
+}
+
+// TestPrestart takes a server started ahead of its run (Prestart) and
+// checks that, under a clock paused while servers start (a replay's), the
+// run is the one an on-demand start gives, boot call included, and that
+// no process outlives Close, taken or not.
+func TestPrestart(t *testing.T) {
+	// The clock stands still until the model's first turn, as a replay's
+	// does while servers start, then moves a millisecond a reading.
+	var mu sync.Mutex
+	var at time.Time
+	var moving bool
+	now := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		if moving {
+			at = at.Add(time.Millisecond)
+		}
+		return at
+	}
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	p := hostileProfile(t, "ok", pidfile, map[string]string{
+		"HOSTILE_BOOT_URL": "{central_url}/monitoring/v2/aps", "HOSTILE_CALL_URL": "{central_url}/monitoring/v2/aps"})
+	sc := hostileScenario()
+	record := func(ahead bool) *traces.Run {
+		mu.Lock()
+		at, moving = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), false
+		mu.Unlock()
+		rec := New(&Options{Environ: os.Environ(), Now: now})
+		defer rec.Close()
+		if ahead {
+			rec.Prestart(p, sc)
+			rec.mu.Lock()
+			var pending []*prestart
+			for _, l := range rec.pending {
+				pending = append(pending, l...)
+			}
+			rec.mu.Unlock()
+			if len(pending) != 1 {
+				t.Fatalf("%d prestarts pending, want 1", len(pending))
+			}
+			<-pending[0].done // started, boot call made, before the run
+		}
+		o := oracle(t, []llm.PlanStep{{Tool: "get_status"}}, `{"status":"ok"}`)
+		m := modelFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+			mu.Lock()
+			moving = true
+			mu.Unlock()
+			return o.Generate(ctx, req)
+		})
+		run, err := rec.Run(context.Background(), &Job{Suite: "test", Scenario: sc, Profile: p, Model: m,
+			ModelRef: traces.ModelRef{Provider: "test", Name: "oracle"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return run
+	}
+	want := record(false)
+	before := len(pids(t, pidfile))
+	got := record(true)
+	if n := len(pids(t, pidfile)) - before; n != 1 {
+		t.Errorf("the run with a prestart started %d servers, want 1 (the prestarted one)", n)
+	}
+	boot, calls := 0, 0
+	for _, e := range got.Events {
+		switch {
+		case e.HTTP != nil && e.HTTP.Boot:
+			boot++
+		case e.HTTP != nil:
+			calls++
+			if e.AtUS <= 0 {
+				t.Errorf("a tool call's request at %d µs into the run", e.AtUS)
+			}
+		}
+	}
+	if boot != 1 || calls != 1 {
+		t.Errorf("%d boot calls in the run, want 1: %s", boot, summary(got))
+	}
+	wb, _ := traces.Marshal(want)
+	gb, _ := traces.Marshal(got)
+	if string(wb) != string(gb) {
+		t.Errorf("a prestarted server gives another run:\n%s\n%s", wb, gb)
+	}
+
+	// Started and never taken: stopped by Close.
+	p2 := hostileProfile(t, "ignore-stdin", pidfile, nil)
+	rec := New(&Options{Environ: os.Environ(), StopGrace: 100 * time.Millisecond})
+	rec.Prestart(p2, sc)
+	rec.mu.Lock()
+	ps := rec.pending[slotKey(p2, mustFixture(t, sc.Fixture), false)][0]
+	rec.mu.Unlock()
+	<-ps.done
+	rec.Close()
+	checkNoLeftovers(t, pidfile)
+}
+
+func mustFixture(t *testing.T, name string) *fakecentral.Fixture {
+	t.Helper()
+	fx, err := fakecentral.LoadFixture(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fx
 }

@@ -82,6 +82,10 @@ while tools ran, each interval rounded down to --latency-resolution (default
 500ms), so that two replays of one store give byte-identical reports and a
 server that got a second slower still shows. 0 counts model time only.
 
+The server a run needs starts in the background while the run before it
+replays (with --reuse-server, each fixture's server while the previous
+fixture's runs replay), so start-up does not add to the replay's time.
+
 --parallel N replays N runs at once, each with its own server and fake
 Central; the reports are the same as with one at a time (results are
 collected in ref order). Parallel runs share the CPU, so a tool call that
@@ -332,10 +336,34 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 		res *result
 		err error
 	}
-	jobs := make(chan []job)
+	// Groups go to workers ahead of time, the largest first to the least
+	// loaded, so that each worker knows its next group and starts that
+	// group's server (recorder.Prestart) while it replays the current one.
+	queues := make([][][]job, opts.parallel)
+	load := make([]int, opts.parallel)
+	order := make([]int, len(groups))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(len(groups[b]), len(groups[a])) })
+	for _, g := range order {
+		w := slices.Index(load, slices.Min(load))
+		queues[w] = append(queues[w], groups[g])
+		load[w] += len(groups[g])
+	}
+	for _, q := range queues { // each worker in ref order
+		slices.SortFunc(q, func(a, b []job) int { return cmp.Compare(a[0].i, b[0].i) })
+	}
+	// prestart starts the server of j's run ahead of it.
+	prestart := func(rec *recorder.Recorder, j job) {
+		parts := strings.Split(j.ref.Name, "/")
+		if len(parts) >= 2 {
+			rec.Prestart(profile, selected[parts[len(parts)-2]])
+		}
+	}
 	dones := make(chan done, opts.parallel)
 	var wg sync.WaitGroup
-	for range opts.parallel {
+	for w := range opts.parallel {
 		clock := replayer.NewClock(wallStart, time.Now, opts.resolution)
 		rec := recorder.New(&recorder.Options{
 			Harness: version, Now: clock.Now, Environ: os.Environ(), Secrets: secrets, ReuseServer: opts.reuse,
@@ -350,10 +378,22 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 			var finishing sync.WaitGroup
 			defer finishing.Wait()
 			slots := make(chan struct{}, 2)
-			for group := range jobs {
-				for _, j := range group {
+			queue := queues[w]
+			for gi, group := range queue {
+				for ji, j := range group {
 					if wctx.Err() != nil {
-						break // an error stopped the replay: drain the groups
+						break
+					}
+					// The next run's server starts now when it needs a
+					// new one: the next group's with --reuse-server (at
+					// this group's first run), else the next run's.
+					switch {
+					case !opts.reuse && ji+1 < len(group):
+						prestart(rec, group[ji+1])
+					case !opts.reuse && gi+1 < len(queue):
+						prestart(rec, queue[gi+1][0])
+					case opts.reuse && ji == 0 && gi+1 < len(queue):
+						prestart(rec, queue[gi+1][0])
 					}
 					r, err := replay(wctx, rec, clock, j.ref)
 					if err != nil || r == nil {
@@ -371,16 +411,6 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 			}
 		}()
 	}
-	go func() {
-		defer close(jobs)
-		for _, g := range groups {
-			select {
-			case jobs <- g:
-			case <-wctx.Done():
-				return
-			}
-		}
-	}()
 	go func() { wg.Wait(); close(dones) }()
 	// Results arrive in any order; they are collected in ref order. An
 	// error stops the workers; of the errors seen, the one of the earliest
