@@ -218,7 +218,32 @@ type toolInfo struct {
 	destructive bool
 }
 
+// readTools reads what scoring needs of a tool list. Every run of a
+// server holds the same list: it is read once per list (the cache is
+// bounded) and the map returned is shared, to be read only.
 func readTools(raw json.RawMessage) map[string]toolInfo {
+	toolsMu.Lock()
+	m, ok := toolsCache[string(raw)]
+	toolsMu.Unlock()
+	if ok {
+		return m
+	}
+	m = parseTools(raw)
+	toolsMu.Lock()
+	if len(toolsCache) >= 64 {
+		clear(toolsCache)
+	}
+	toolsCache[string(raw)] = m
+	toolsMu.Unlock()
+	return m
+}
+
+var (
+	toolsMu    sync.Mutex
+	toolsCache = map[string]map[string]toolInfo{}
+)
+
+func parseTools(raw json.RawMessage) map[string]toolInfo {
 	var list []struct {
 		Name        string `json:"name"`
 		Annotations *struct {

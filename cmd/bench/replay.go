@@ -226,8 +226,8 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 		manifest        traces.Manifest
 	}
 	// replay replays one recorded run; nil, nil: not a run to replay.
-	replay := func(ctx context.Context, rec *recorder.Recorder, clock *replayer.Clock, ref traces.Ref) (*replayed, error) {
-		recorded, err := store.GetRun(ref.Run)
+	replay := func(ctx context.Context, rec *recorder.Recorder, clock *replayer.Clock, ref traces.Ref, get func() (*traces.Run, error)) (*replayed, error) {
+		recorded, err := get()
 		if err != nil {
 			return nil, setupErr(fmt.Errorf("reading %s: %w", ref.Name, err))
 		}
@@ -379,10 +379,42 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 			defer finishing.Wait()
 			slots := make(chan struct{}, 2)
 			queue := queues[w]
+			// The next recorded run is read while this one replays.
+			type read struct {
+				run *traces.Run
+				err error
+			}
+			reading := func(ref traces.Ref) func() (*traces.Run, error) {
+				ch := make(chan read, 1)
+				go func() {
+					run, err := store.GetRun(ref.Run)
+					ch <- read{run, err}
+				}()
+				return func() (*traces.Run, error) { r := <-ch; return r.run, r.err }
+			}
+			var next func() (*traces.Run, error)
+			if len(queue) > 0 {
+				next = reading(queue[0][0].ref)
+			}
 			for gi, group := range queue {
 				for ji, j := range group {
+					get := next
+					switch {
+					case ji+1 < len(group):
+						next = reading(group[ji+1].ref)
+					case gi+1 < len(queue):
+						next = reading(queue[gi+1][0].ref)
+					default:
+						next = nil
+					}
 					if wctx.Err() != nil {
-						break
+						// An error stopped the replay: let the reads in
+						// flight finish before the store closes.
+						get()
+						if next != nil {
+							next()
+						}
+						return
 					}
 					// The next run's server starts now when it needs a
 					// new one: the next group's with --reuse-server (at
@@ -395,7 +427,7 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 					case opts.reuse && ji == 0 && gi+1 < len(queue):
 						prestart(rec, queue[gi+1][0])
 					}
-					r, err := replay(wctx, rec, clock, j.ref)
+					r, err := replay(wctx, rec, clock, j.ref, get)
 					if err != nil || r == nil {
 						dones <- done{i: j.i, res: &result{skip: true}, err: err}
 						continue
@@ -573,6 +605,14 @@ func replayOne(ctx context.Context, rec *recorder.Recorder, clock *replayer.Cloc
 func recordedSampling(run *traces.Run) llm.Sampling {
 	for _, e := range run.Events {
 		if e.Kind == traces.KindTurn && e.Turn != nil {
+			// A stored request is canonical: its sampling member is read
+			// without decoding the tools and messages around it.
+			if v, ok := traces.CanonicalMember(e.Turn.Request, "sampling"); ok {
+				var sp llm.Sampling
+				if json.Unmarshal(v, &sp) == nil {
+					return sp
+				}
+			}
 			var req llm.Request
 			if json.Unmarshal(e.Turn.Request, &req) == nil {
 				return req.Sampling
