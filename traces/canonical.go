@@ -20,6 +20,9 @@ const maxDepth = 512
 // is not exactly one JSON value, for duplicate keys, invalid UTF-8, lone
 // surrogates and nesting deeper than 512.
 func Canonical(data []byte) ([]byte, error) {
+	if isCanonical(data) {
+		return bytes.Clone(data), nil
+	}
 	c := canonicalizer{in: data, out: make([]byte, 0, len(data))}
 	c.skipSpace()
 	if err := c.value(0); err != nil {

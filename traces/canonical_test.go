@@ -238,3 +238,25 @@ func FuzzCanonicalMember(f *testing.F) {
 		}
 	})
 }
+
+// isCanonical never says yes to a text Canonical would change, and says
+// yes to what Canonical returns (but for keys with escapes).
+func FuzzIsCanonical(f *testing.F) {
+	for _, s := range []string{`{"b":[1,2.5,"x"],"a":null}`, `{"a":null,"b":[1,2.5,"x"]}`, `"\ud83d\ude00"`, `"😀"`, `-0`, `-0.0e-0`,
+		`[{"a":{"b":{}}}]`, `1e21`, `1e+21`, `"\u0000"`, `"\u001f\n\t"`, `"\u000a"`, `{"a":1,"a":2}`, `{"\u0061":1}`,
+		`12345678901234567890`, `9223372036854775807`, `-9223372036854775808`, `0.1`, `1.0`, `1E2`, `"a/b\/"`,
+		`{"":1,"a":2}`, `{"\ue000":1,"😀":2}`, `{"😀":1,"\ue000":2}`, "\"\xff\"", ` 1`, `[1 ]`, `"\u00e9"`, `"é"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		out, err := Canonical(in)
+		same := err == nil && bytes.Equal(out, in)
+		got := isCanonical(in)
+		if got && !same {
+			t.Fatalf("isCanonical(%q) = true; Canonical gives %q, %v", in, out, err)
+		}
+		if err == nil && !isCanonical(out) && !bytes.Contains(out, []byte(`\`)) {
+			t.Fatalf("isCanonical(%q) = false for a canonical text", out)
+		}
+	})
+}

@@ -75,6 +75,10 @@ func (e *runEncoder) raw(m json.RawMessage) {
 		e.out = append(e.out, "null"...)
 		return
 	}
+	if isCanonical(m) { // most payloads are
+		e.out = append(e.out, m...)
+		return
+	}
 	c := canonicalizer{in: m, out: e.out}
 	c.skipSpace()
 	err := c.value(0)

@@ -1,0 +1,270 @@
+package traces
+
+import (
+	"bytes"
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+// isCanonical reports whether data is exactly its canonical form, that is
+// whether Canonical(data) would return data unchanged. It is a scan with
+// no allocation on the common path, several times cheaper than
+// canonicalizing: most payloads bench stores are canonical already (the
+// requests it builds, the values it read back from the store). It may
+// answer false for a canonical text it does not bother to prove so
+// (keys with escapes); never true for one that is not.
+func isCanonical(data []byte) bool {
+	v := canonicalChecker{in: data}
+	return v.value(0) && v.pos == len(data)
+}
+
+type canonicalChecker struct {
+	in  []byte
+	pos int
+}
+
+func (v *canonicalChecker) value(depth int) bool {
+	if depth > maxDepth || v.pos >= len(v.in) {
+		return false
+	}
+	switch ch := v.in[v.pos]; {
+	case ch == '{':
+		return v.object(depth)
+	case ch == '[':
+		return v.array(depth)
+	case ch == '"':
+		_, ok := v.str()
+		return ok
+	case ch == '-' || (ch >= '0' && ch <= '9'):
+		return v.number()
+	case ch == 't':
+		return v.literal("true")
+	case ch == 'f':
+		return v.literal("false")
+	case ch == 'n':
+		return v.literal("null")
+	}
+	return false
+}
+
+func (v *canonicalChecker) literal(word string) bool {
+	if !bytes.HasPrefix(v.in[v.pos:], []byte(word)) {
+		return false
+	}
+	v.pos += len(word)
+	return true
+}
+
+func (v *canonicalChecker) object(depth int) bool {
+	v.pos++ // {
+	if v.pos < len(v.in) && v.in[v.pos] == '}' {
+		v.pos++
+		return true
+	}
+	var prev []byte
+	for first := true; ; first = false {
+		if v.pos >= len(v.in) || v.in[v.pos] != '"' {
+			return false
+		}
+		key, plain := v.str()
+		if !plain {
+			return false // escaped keys: left to the canonicalizer
+		}
+		// Keys in strictly increasing UTF-16 order (no duplicates).
+		if !first && compareUTF16Bytes(prev, key) >= 0 {
+			return false
+		}
+		prev = key
+		if v.pos >= len(v.in) || v.in[v.pos] != ':' {
+			return false
+		}
+		v.pos++
+		if !v.value(depth + 1) {
+			return false
+		}
+		if v.pos >= len(v.in) {
+			return false
+		}
+		switch v.in[v.pos] {
+		case ',':
+			v.pos++
+		case '}':
+			v.pos++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func (v *canonicalChecker) array(depth int) bool {
+	v.pos++ // [
+	if v.pos < len(v.in) && v.in[v.pos] == ']' {
+		v.pos++
+		return true
+	}
+	for {
+		if !v.value(depth+1) || v.pos >= len(v.in) {
+			return false
+		}
+		switch v.in[v.pos] {
+		case ',':
+			v.pos++
+		case ']':
+			v.pos++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// str checks a string in canonical form at v.pos and returns its bytes
+// between the quotes; plain is false when it holds an escape (the bytes
+// are then not its value) or when it is not canonical (v.pos is then
+// meaningless: the whole check fails).
+func (v *canonicalChecker) str() (raw []byte, plain bool) {
+	v.pos++ // opening quote
+	start := v.pos
+	ascii := true
+	escaped := false
+	for v.pos < len(v.in) {
+		ch := v.in[v.pos]
+		switch {
+		case ch == '"':
+			s := v.in[start:v.pos]
+			v.pos++
+			if !ascii && !utf8.Valid(s) {
+				v.pos = len(v.in) + 1 // fail the whole check
+				return nil, false
+			}
+			return s, !escaped
+		case ch < 0x20:
+			v.pos = len(v.in) + 1
+			return nil, false
+		case ch >= 0x80:
+			ascii = false
+			v.pos++
+		case ch != '\\':
+			v.pos++
+		default:
+			// The canonical escapes: \" \\ \b \f \n \r \t, and \u00xx
+			// (lower-case hex) for the other control characters.
+			escaped = true
+			if v.pos+1 >= len(v.in) {
+				v.pos = len(v.in) + 1
+				return nil, false
+			}
+			switch v.in[v.pos+1] {
+			case '"', '\\', 'b', 'f', 'n', 'r', 't':
+				v.pos += 2
+			case 'u':
+				if v.pos+6 > len(v.in) || v.in[v.pos+2] != '0' || v.in[v.pos+3] != '0' {
+					v.pos = len(v.in) + 1
+					return nil, false
+				}
+				hi, lo := v.in[v.pos+4], v.in[v.pos+5]
+				if (hi != '0' && hi != '1') || !isLowerHex(lo) {
+					v.pos = len(v.in) + 1
+					return nil, false
+				}
+				switch c := (hi-'0')<<4 | hexVal(lo); c {
+				case '\b', '\f', '\n', '\r', '\t':
+					v.pos = len(v.in) + 1 // these have short forms
+					return nil, false
+				}
+				v.pos += 6
+			default:
+				v.pos = len(v.in) + 1
+				return nil, false
+			}
+		}
+	}
+	v.pos = len(v.in) + 1
+	return nil, false
+}
+
+func isLowerHex(b byte) bool { return (b >= '0' && b <= '9') || (b >= 'a' && b <= 'f') }
+
+func hexVal(b byte) byte {
+	if b <= '9' {
+		return b - '0'
+	}
+	return b - 'a' + 10
+}
+
+func (v *canonicalChecker) number() bool {
+	start := v.pos
+	integer := true
+	if v.in[v.pos] == '-' {
+		v.pos++
+	}
+	switch {
+	case v.pos < len(v.in) && v.in[v.pos] == '0':
+		v.pos++
+	case v.pos < len(v.in) && v.in[v.pos] >= '1' && v.in[v.pos] <= '9':
+		v.digits()
+	default:
+		return false
+	}
+	if v.pos < len(v.in) && v.in[v.pos] == '.' {
+		integer = false
+		v.pos++
+		if v.digits() == 0 {
+			return false
+		}
+	}
+	if v.pos < len(v.in) && (v.in[v.pos] == 'e' || v.in[v.pos] == 'E') {
+		integer = false
+		v.pos++
+		if v.pos < len(v.in) && (v.in[v.pos] == '+' || v.in[v.pos] == '-') {
+			v.pos++
+		}
+		if v.digits() == 0 {
+			return false
+		}
+	}
+	text := v.in[start:v.pos]
+	if integer {
+		if len(text) < 19 { // fits in an int64: canonical unless -0
+			return !(len(text) == 2 && text[0] == '-' && text[1] == '0')
+		}
+		if n, err := strconv.ParseInt(string(text), 10, 64); err == nil {
+			return string(strconv.AppendInt(nil, n, 10)) == string(text)
+		}
+	}
+	f, err := strconv.ParseFloat(string(text), 64)
+	if err != nil || math.IsInf(f, 0) {
+		return false
+	}
+	var buf [32]byte
+	return bytes.Equal(appendES6Number(buf[:0], f), text)
+}
+
+func (v *canonicalChecker) digits() int {
+	n := 0
+	for v.pos < len(v.in) && v.in[v.pos] >= '0' && v.in[v.pos] <= '9' {
+		v.pos++
+		n++
+	}
+	return n
+}
+
+// compareUTF16Bytes is compareUTF16 on byte slices, with a fast path for
+// ASCII (where byte order is UTF-16 order).
+func compareUTF16Bytes(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			if a[i] < 0x80 && b[i] < 0x80 {
+				return int(a[i]) - int(b[i])
+			}
+			for i > 0 && !utf8.RuneStart(a[i]) { // compare whole runes
+				i--
+			}
+			return compareUTF16(string(a[i:]), string(b[i:]))
+		}
+	}
+	return len(a) - len(b)
+}
