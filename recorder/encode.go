@@ -10,19 +10,20 @@ import (
 	"github.com/mcpbench/bench/traces"
 )
 
-// The agent loop encodes every request twice per turn: as JSON for the
-// trace, and canonically for its key. The tool definitions are most of
+// The agent loop encodes every request twice per turn: as canonical JSON
+// for the trace, and canonically for its key (another document). The tool definitions are most of
 // those bytes (20 KB and more for a real server) and the same on every turn
 // of every run, so they are encoded once (encodedTools) and spliced into
 // the encodings of the rest of the request. The results are byte for byte
-// what json.Marshal(req) and RequestKey give; TestFastEncodings and
-// FuzzFastEncodings hold them to that.
+// what traces.Canonical(json.Marshal(req)) and RequestKey give;
+// TestFastEncodings and FuzzFastEncodings hold them to that.
 
-// encodedTools is a tool list in the two encodings a request needs.
+// encodedTools is a tool list in the encodings a request needs.
 type encodedTools struct {
-	n     int
-	json  []byte // json.Marshal(tools), as it appears in json.Marshal(req)
-	canon []byte // the tools array as it appears in the canonical key request
+	n         int
+	json      []byte // json.Marshal(tools), as it appears in json.Marshal(req)
+	jsonCanon []byte // traces.Canonical(json), as it appears in the trace; nil if it has none
+	canon     []byte // the tools array as it appears in the canonical key request
 }
 
 // canonToolsPrefix is how traces.Canonical(Request{Tools: t}.Canonical())
@@ -51,7 +52,8 @@ func encodeTools(tools []llm.Tool) (*encodedTools, error) {
 	if !bytes.HasPrefix(c, []byte(canonToolsPrefix)) || c[len(c)-1] != '}' {
 		return nil, fmt.Errorf("encoding tools: unexpected canonical request %.80s", c)
 	}
-	return &encodedTools{n: len(tools), json: j, canon: c[len(canonToolsPrefix) : len(c)-1]}, nil
+	jc, _ := traces.Canonical(j) // nil: not storable as it is (see requestJSON)
+	return &encodedTools{n: len(tools), json: j, jsonCanon: jc, canon: c[len(canonToolsPrefix) : len(c)-1]}, nil
 }
 
 // join is the encoding of a's tools followed by b's.
@@ -63,24 +65,15 @@ func (a *encodedTools) join(b *encodedTools) *encodedTools {
 		return a
 	}
 	cat := func(x, y []byte) []byte {
+		if x == nil || y == nil {
+			return nil
+		}
 		out := make([]byte, 0, len(x)+len(y))
 		out = append(out, x[:len(x)-1]...)
 		out = append(out, ',')
 		return append(out, y[1:]...)
 	}
-	return &encodedTools{n: a.n + b.n, json: cat(a.json, b.json), canon: cat(a.canon, b.canon)}
-}
-
-// reqHead and reqTail are llm.Request's members before and after tools, in
-// its field order, with the same tags.
-type reqHead struct {
-	System   string        `json:"system,omitempty"`
-	Messages []llm.Message `json:"messages"`
-}
-
-type reqTail struct {
-	ToolChoice llm.ToolChoice `json:"tool_choice,omitzero"`
-	Sampling   llm.Sampling   `json:"sampling"`
+	return &encodedTools{n: a.n + b.n, json: cat(a.json, b.json), jsonCanon: cat(a.jsonCanon, b.jsonCanon), canon: cat(a.canon, b.canon)}
 }
 
 // errToolsChanged: the request has another number of tools than were
@@ -88,27 +81,34 @@ type reqTail struct {
 // a guard against a caller that does not, not a comparison of contents.
 var errToolsChanged = errors.New("the request's tools are not the encoded ones")
 
-// requestJSON is json.Marshal(req), for a request whose tools are enc's.
+// requestJSON is traces.Canonical(json.Marshal(req)), the request as the
+// trace holds it, for a request whose tools are enc's: "tools" sorts after
+// every other member of llm.Request (messages, sampling, system,
+// tool_choice), so the canonical tools go last. A request that has no
+// canonical form (invalid UTF-8 in a raw schema or argument) is
+// json.Marshal(req), which the store then refuses with the reason.
 func requestJSON(req *llm.Request, enc *encodedTools) ([]byte, error) {
 	if len(req.Tools) != enc.n {
 		return nil, errToolsChanged
 	}
-	head, err := json.Marshal(reqHead{System: req.System, Messages: req.Messages})
+	rest := *req
+	rest.Tools = nil
+	b, err := json.Marshal(&rest)
 	if err != nil {
 		return nil, err
 	}
-	tail, err := json.Marshal(reqTail{ToolChoice: req.ToolChoice, Sampling: req.Sampling})
-	if err != nil {
-		return nil, err
+	c, err := traces.Canonical(b)
+	if err != nil || (enc.n > 0 && enc.jsonCanon == nil) {
+		return json.Marshal(req)
 	}
-	out := make([]byte, 0, len(head)+len(enc.json)+len(tail)+10)
-	out = append(out, head[:len(head)-1]...)
-	if enc.n > 0 {
-		out = append(out, `,"tools":`...)
-		out = append(out, enc.json...)
+	if enc.n == 0 {
+		return c, nil
 	}
-	out = append(out, ',')
-	return append(out, tail[1:]...), nil
+	out := make([]byte, 0, len(c)+len(enc.jsonCanon)+10)
+	out = append(out, c[:len(c)-1]...)
+	out = append(out, `,"tools":`...)
+	out = append(out, enc.jsonCanon...)
+	return append(out, '}'), nil
 }
 
 // requestKey is RequestKey(provider, model, req, scenario, runIndex), for a

@@ -6,10 +6,11 @@ import (
 	"testing"
 
 	"github.com/mcpbench/bench/llm"
+	"github.com/mcpbench/bench/traces"
 )
 
 // checkFastEncodings asserts that the spliced encodings of req equal the
-// reference ones: json.Marshal and RequestKey.
+// reference ones: the canonical json.Marshal and RequestKey.
 func checkFastEncodings(t *testing.T, req *llm.Request, split int) {
 	t.Helper()
 	a, err := encodeTools(req.Tools[:split])
@@ -22,9 +23,14 @@ func checkFastEncodings(t *testing.T, req *llm.Request, split int) {
 	}
 	enc := a.join(b)
 	wantJSON, errW := json.Marshal(req)
+	if errW == nil {
+		if c, err := traces.Canonical(wantJSON); err == nil {
+			wantJSON = c
+		}
+	}
 	gotJSON, errG := requestJSON(req, enc)
 	if (errW == nil) != (errG == nil) || !bytes.Equal(wantJSON, gotJSON) {
-		t.Fatalf("requestJSON = %s (%v)\njson.Marshal  %s (%v)", gotJSON, errG, wantJSON, errW)
+		t.Fatalf("requestJSON = %s (%v)\ncanonical json.Marshal  %s (%v)", gotJSON, errG, wantJSON, errW)
 	}
 	wantKey, errW := RequestKey("openai", "openai:gpt-4.1", req, "alerts-001", 3)
 	gotKey, errG := requestKey("openai", "openai:gpt-4.1", req, enc, "alerts-001", 3)

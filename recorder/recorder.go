@@ -225,6 +225,10 @@ func (c *conn) toolSet(p *Profile) *toolSet {
 	if listed == nil {
 		ts.listed = json.RawMessage("[]")
 	}
+	// In the trace's form once, not at every run's store.
+	if c, err := traces.Canonical(ts.listed); err == nil {
+		ts.listed = c
+	}
 	// A list that does not encode is left to the loop, which reports it.
 	ts.enc, _ = encodeTools(ts.model)
 	c.ts = ts
