@@ -34,7 +34,7 @@ func (v *canonicalChecker) value(depth int) bool {
 	case ch == '[':
 		return v.array(depth)
 	case ch == '"':
-		_, ok := v.str()
+		_, _, ok := v.str()
 		return ok
 	case ch == '-' || (ch >= '0' && ch <= '9'):
 		return v.number()
@@ -67,8 +67,8 @@ func (v *canonicalChecker) object(depth int) bool {
 		if v.pos >= len(v.in) || v.in[v.pos] != '"' {
 			return false
 		}
-		key, plain := v.str()
-		if !plain {
+		key, escaped, ok := v.str()
+		if !ok || escaped {
 			return false // escaped keys: left to the canonicalizer
 		}
 		// Keys in strictly increasing UTF-16 order (no duplicates).
@@ -121,14 +121,12 @@ func (v *canonicalChecker) array(depth int) bool {
 }
 
 // str checks a string in canonical form at v.pos and returns its bytes
-// between the quotes; plain is false when it holds an escape (the bytes
-// are then not its value) or when it is not canonical (v.pos is then
-// meaningless: the whole check fails).
-func (v *canonicalChecker) str() (raw []byte, plain bool) {
+// between the quotes, whether it holds an escape (its bytes are then not
+// its value), and whether it is canonical.
+func (v *canonicalChecker) str() (raw []byte, escaped, ok bool) {
 	v.pos++ // opening quote
 	start := v.pos
 	ascii := true
-	escaped := false
 	for v.pos < len(v.in) {
 		ch := v.in[v.pos]
 		switch {
@@ -136,13 +134,11 @@ func (v *canonicalChecker) str() (raw []byte, plain bool) {
 			s := v.in[start:v.pos]
 			v.pos++
 			if !ascii && !utf8.Valid(s) {
-				v.pos = len(v.in) + 1 // fail the whole check
-				return nil, false
+				return nil, false, false
 			}
-			return s, !escaped
+			return s, escaped, true
 		case ch < 0x20:
-			v.pos = len(v.in) + 1
-			return nil, false
+			return nil, false, false
 		case ch >= 0x80:
 			ascii = false
 			v.pos++
@@ -153,36 +149,30 @@ func (v *canonicalChecker) str() (raw []byte, plain bool) {
 			// (lower-case hex) for the other control characters.
 			escaped = true
 			if v.pos+1 >= len(v.in) {
-				v.pos = len(v.in) + 1
-				return nil, false
+				return nil, false, false
 			}
 			switch v.in[v.pos+1] {
 			case '"', '\\', 'b', 'f', 'n', 'r', 't':
 				v.pos += 2
 			case 'u':
 				if v.pos+6 > len(v.in) || v.in[v.pos+2] != '0' || v.in[v.pos+3] != '0' {
-					v.pos = len(v.in) + 1
-					return nil, false
+					return nil, false, false
 				}
 				hi, lo := v.in[v.pos+4], v.in[v.pos+5]
 				if (hi != '0' && hi != '1') || !isLowerHex(lo) {
-					v.pos = len(v.in) + 1
-					return nil, false
+					return nil, false, false
 				}
 				switch c := (hi-'0')<<4 | hexVal(lo); c {
 				case '\b', '\f', '\n', '\r', '\t':
-					v.pos = len(v.in) + 1 // these have short forms
-					return nil, false
+					return nil, false, false // these have short forms
 				}
 				v.pos += 6
 			default:
-				v.pos = len(v.in) + 1
-				return nil, false
+				return nil, false, false
 			}
 		}
 	}
-	v.pos = len(v.in) + 1
-	return nil, false
+	return nil, false, false
 }
 
 func isLowerHex(b byte) bool { return (b >= '0' && b <= '9') || (b >= 'a' && b <= 'f') }
