@@ -17,15 +17,6 @@ const EncodingVersion = "llm-request/1"
 // JSON re-encoded with sorted keys. r is not modified.
 func (r *Request) Normalized() (*Request, error) {
 	out := &Request{System: r.System, ToolChoice: r.ToolChoice, Sampling: r.Sampling}
-	ids := map[string]string{}
-	rename := func(id string) string {
-		if n, ok := ids[id]; ok {
-			return n
-		}
-		n := "call_" + strconv.Itoa(len(ids)+1)
-		ids[id] = n
-		return n
-	}
 	for i, t := range r.Tools {
 		schema, err := CanonicalJSON(t.InputSchema)
 		if err != nil {
@@ -34,21 +25,51 @@ func (r *Request) Normalized() (*Request, error) {
 		out.Tools = append(out.Tools, Tool{Name: t.Name, Description: t.Description, InputSchema: schema})
 	}
 	out.Messages = make([]Message, 0, len(r.Messages))
+	var n MessageNormalizer
 	for i, m := range r.Messages {
-		nm := Message{Role: m.Role, Content: m.Content, IsError: m.IsError}
-		for j, c := range m.ToolCalls {
-			args, err := CanonicalJSON(c.Arguments)
-			if err != nil {
-				return nil, fmt.Errorf("messages[%d].tool_calls[%d]: arguments: %w", i, j, err)
-			}
-			nm.ToolCalls = append(nm.ToolCalls, ToolCall{ID: rename(c.ID), Name: c.Name, Arguments: args, InvalidArguments: c.InvalidArguments})
-		}
-		if m.ToolCallID != "" {
-			nm.ToolCallID = rename(m.ToolCallID)
+		nm, err := n.Normalize(i, m)
+		if err != nil {
+			return nil, err
 		}
 		out.Messages = append(out.Messages, nm)
 	}
 	return out, nil
+}
+
+// MessageNormalizer normalises a request's messages one at a time, in
+// order, as Normalized does; a caller whose requests only grow (an agent
+// loop) normalises each message once. The zero value is ready to use.
+type MessageNormalizer struct {
+	ids map[string]string
+}
+
+func (n *MessageNormalizer) rename(id string) string {
+	if r, ok := n.ids[id]; ok {
+		return r
+	}
+	if n.ids == nil {
+		n.ids = map[string]string{}
+	}
+	r := "call_" + strconv.Itoa(len(n.ids)+1)
+	n.ids[id] = r
+	return r
+}
+
+// Normalize returns message i of a request, normalised given the messages
+// before it (which must have been passed to n, in order).
+func (n *MessageNormalizer) Normalize(i int, m Message) (Message, error) {
+	nm := Message{Role: m.Role, Content: m.Content, IsError: m.IsError}
+	for j, c := range m.ToolCalls {
+		args, err := CanonicalJSON(c.Arguments)
+		if err != nil {
+			return Message{}, fmt.Errorf("messages[%d].tool_calls[%d]: arguments: %w", i, j, err)
+		}
+		nm.ToolCalls = append(nm.ToolCalls, ToolCall{ID: n.rename(c.ID), Name: c.Name, Arguments: args, InvalidArguments: c.InvalidArguments})
+	}
+	if m.ToolCallID != "" {
+		nm.ToolCallID = n.rename(m.ToolCallID)
+	}
+	return nm, nil
 }
 
 // Canonical returns the normalised request encoded as compact JSON. Equal

@@ -204,6 +204,7 @@ func (l *Loop) Run(ctx context.Context) string {
 	req := &llm.Request{System: system, Messages: []llm.Message{{Role: llm.RoleUser, Content: l.Intent}},
 		Tools: tools, Sampling: l.Sampling}
 	calls := 0
+	renc := newReqEncoder(enc)
 	var est *usageEstimator // for a model that reports no usage
 	fail := func(at time.Time, kind, msg string) {
 		l.Emit(at, traces.Event{Kind: traces.KindError, Error: &traces.Error{Kind: kind, Message: msg}})
@@ -214,18 +215,13 @@ func (l *Loop) Run(ctx context.Context) string {
 	}
 	for turn := 0; turn < maxTurns; turn++ {
 		// The turn index is implied by the messages, so it is not a field.
-		key, err := requestKey(l.Provider, l.ModelName, req, enc, l.Scenario, l.RunIndex)
+		key, reqJSON, err := renc.encode(l.Provider, l.ModelName, req, l.Scenario, l.RunIndex)
 		if err != nil {
 			fail(now(), "harness", err.Error())
 			return OutcomeError
 		}
 		if l.OnRequest != nil {
 			l.OnRequest(turn, req, key)
-		}
-		reqJSON, err := requestJSON(req, enc)
-		if err != nil {
-			fail(now(), "harness", err.Error())
-			return OutcomeError
 		}
 		start := now()
 		tctx, cancel := ctx, context.CancelFunc(func() {})

@@ -137,3 +137,144 @@ func requestKey(provider, model string, req *llm.Request, enc *encodedTools, sce
 	return traces.Hash(keyDocBytes(keyDoc{Encoding: llm.EncodingVersion, Provider: provider, Model: model,
 		Scenario: scenario, RunIndex: runIndex}, c)), nil
 }
+
+// reqEncoder encodes the requests of one run, turn after turn, for the
+// trace (requestJSON) and for the key (requestKey). A run's requests only
+// grow, each turn appending messages, so each message is encoded once in
+// each form and the request is assembled from the pieces: byte for byte
+// what requestJSON and requestKey give (TestFastEncodings and
+// FuzzFastEncodings compare them on growing requests). A message that
+// changed since it was encoded (a model that edits the request it was
+// given) starts the encoding over; anything unusual falls back to the
+// functions themselves.
+type reqEncoder struct {
+	enc  *encodedTools
+	msgs []llm.Message // the messages encoded, as they were
+	json [][]byte      // canonical json.Marshal of each
+	key  [][]byte      // canonical encoding of each, normalized
+	norm llm.MessageNormalizer
+}
+
+func newReqEncoder(enc *encodedTools) *reqEncoder { return &reqEncoder{enc: enc} }
+
+// encode returns the request's key and its JSON for the trace.
+func (e *reqEncoder) encode(provider, model string, req *llm.Request, scenario string, runIndex int) (traces.ID, []byte, error) {
+	full := func() (traces.ID, []byte, error) {
+		key, err := requestKey(provider, model, req, e.enc, scenario, runIndex)
+		if err != nil {
+			return key, nil, err
+		}
+		b, err := requestJSON(req, e.enc)
+		return key, b, err
+	}
+	if len(req.Tools) != e.enc.n || len(req.Messages) == 0 || (e.enc.n > 0 && e.enc.jsonCanon == nil) {
+		return full()
+	}
+	for i := range min(len(e.msgs), len(req.Messages)) {
+		if !sameMessage(&e.msgs[i], &req.Messages[i]) {
+			*e = reqEncoder{enc: e.enc}
+			break
+		}
+	}
+	if len(req.Messages) < len(e.msgs) {
+		*e = reqEncoder{enc: e.enc}
+	}
+	for i := len(e.msgs); i < len(req.Messages); i++ {
+		m := req.Messages[i]
+		jb, err := json.Marshal(m)
+		if err == nil {
+			jb, err = traces.Canonical(jb)
+		}
+		if err != nil {
+			*e = reqEncoder{enc: e.enc}
+			return full()
+		}
+		nm, err := e.norm.Normalize(i, m)
+		var kb []byte
+		if err == nil {
+			if kb, err = json.Marshal(nm); err == nil {
+				kb, err = traces.Canonical(kb)
+			}
+		}
+		if err != nil {
+			*e = reqEncoder{enc: e.enc}
+			return full()
+		}
+		e.msgs = append(e.msgs, m)
+		e.json = append(e.json, jb)
+		e.key = append(e.key, kb)
+	}
+	// The members after "messages": system, tool_choice and sampling, as
+	// the canonical encoding of a request without messages has them.
+	head := llm.Request{System: req.System, ToolChoice: req.ToolChoice, Sampling: req.Sampling, Messages: []llm.Message{}}
+	jtail, err := tailAfterMessages(json.Marshal(&head))
+	if err != nil {
+		return full()
+	}
+	ktail, err := tailAfterMessages(head.Canonical())
+	if err != nil {
+		return full()
+	}
+	c := assemble(e.key, ktail, e.enc.canon, e.enc.n)
+	key := traces.Hash(keyDocBytes(keyDoc{Encoding: llm.EncodingVersion, Provider: provider, Model: model,
+		Scenario: scenario, RunIndex: runIndex}, c))
+	return key, assemble(e.json, jtail, e.enc.jsonCanon, e.enc.n), nil
+}
+
+// tailAfterMessages canonicalizes the encoding of a request without
+// messages or tools and returns what follows `{"messages":[]`, without the
+// closing brace.
+func tailAfterMessages(b []byte, err error) ([]byte, error) {
+	if err != nil {
+		return nil, err
+	}
+	c, err := traces.Canonical(b)
+	if err != nil {
+		return nil, err
+	}
+	const prefix = `{"messages":[]`
+	if !bytes.HasPrefix(c, []byte(prefix)) {
+		return nil, fmt.Errorf("encoding request: unexpected canonical form %.80s", c)
+	}
+	return c[len(prefix) : len(c)-1], nil
+}
+
+// assemble writes {"messages":[msgs...]<tail>,"tools":<tools>}: "messages"
+// sorts first among a request's members and "tools" last.
+func assemble(msgs [][]byte, tail, tools []byte, nTools int) []byte {
+	n := 16 + len(tail) + len(tools)
+	for _, m := range msgs {
+		n += len(m) + 1
+	}
+	out := make([]byte, 0, n)
+	out = append(out, `{"messages":[`...)
+	for i, m := range msgs {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, m...)
+	}
+	out = append(out, ']')
+	out = append(out, tail...)
+	if nTools > 0 {
+		out = append(out, `,"tools":`...)
+		out = append(out, tools...)
+	}
+	return append(out, '}')
+}
+
+// sameMessage reports whether a and b are the same message (equal strings
+// and bytes compare their pointers first, so an unchanged message costs
+// little).
+func sameMessage(a, b *llm.Message) bool {
+	if a.Role != b.Role || a.Content != b.Content || a.ToolCallID != b.ToolCallID || a.IsError != b.IsError || len(a.ToolCalls) != len(b.ToolCalls) {
+		return false
+	}
+	for i := range a.ToolCalls {
+		x, y := &a.ToolCalls[i], &b.ToolCalls[i]
+		if x.ID != y.ID || x.Name != y.Name || x.InvalidArguments != y.InvalidArguments || !bytes.Equal(x.Arguments, y.Arguments) {
+			return false
+		}
+	}
+	return true
+}

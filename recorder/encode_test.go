@@ -37,6 +37,52 @@ func checkFastEncodings(t *testing.T, req *llm.Request, split int) {
 	if (errW == nil) != (errG == nil) || wantKey != gotKey {
 		t.Fatalf("requestKey = %s (%v), RequestKey = %s (%v)", gotKey, errG, wantKey, errW)
 	}
+	// Turn after turn, as the loop grows a request, the incremental
+	// encoder gives the same bytes.
+	re := newReqEncoder(enc)
+	for k := 1; k <= len(req.Messages); k++ {
+		sub := *req
+		sub.Messages = req.Messages[:k]
+		checkReqEncoder(t, re, &sub, enc)
+	}
+}
+
+func checkReqEncoder(t *testing.T, re *reqEncoder, req *llm.Request, enc *encodedTools) {
+	t.Helper()
+	wantKey, errK := requestKey("openai", "openai:gpt-4.1", req, enc, "alerts-001", 3)
+	wantJSON, errJ := requestJSON(req, enc)
+	gotKey, gotJSON, err := re.encode("openai", "openai:gpt-4.1", req, "alerts-001", 3)
+	if errK != nil || errJ != nil {
+		if err == nil {
+			t.Fatalf("%d messages: reqEncoder accepted what requestKey (%v) or requestJSON (%v) refuse", len(req.Messages), errK, errJ)
+		}
+		return
+	}
+	if err != nil || gotKey != wantKey || !bytes.Equal(gotJSON, wantJSON) {
+		t.Fatalf("%d messages: reqEncoder = %s %s (%v)\nwant %s %s", len(req.Messages), gotKey.Short(), gotJSON, err, wantKey.Short(), wantJSON)
+	}
+}
+
+// A model that edits the request it was given (a message already encoded)
+// gets the encoding of what it changed, not of what was.
+func TestReqEncoderMessageChanged(t *testing.T) {
+	req := sampleRequest()
+	enc, err := encodeTools(req.Tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := newReqEncoder(enc)
+	checkReqEncoder(t, re, req, enc)
+	edited := *req
+	edited.Messages = append([]llm.Message(nil), req.Messages...)
+	edited.Messages[2].Content = "edited"
+	edited.Messages[1].ToolCalls = []llm.ToolCall{{ID: "other", Name: "list_aps", Arguments: json.RawMessage(`{}`)}}
+	checkReqEncoder(t, re, &edited, enc)
+	checkReqEncoder(t, re, &llm.Request{Messages: req.Messages[:1], Tools: req.Tools}, enc) // shorter
+	bad := *req
+	bad.Messages = append([]llm.Message(nil), req.Messages...)
+	bad.Messages = append(bad.Messages, llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "x", Name: "a", Arguments: json.RawMessage(`{"a":`)}}})
+	checkReqEncoder(t, re, &bad, enc)
 }
 
 func sampleRequest() *llm.Request {

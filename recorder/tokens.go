@@ -153,6 +153,10 @@ func countTokens(text []byte) int {
 // run, each message once, summed per turn as a provider would bill them.
 type usageEstimator struct {
 	fixed int // tool definitions and system prompt
+	// The messages counted so far and their counts: a run's requests only
+	// grow, so each message is counted once.
+	msgs   []llm.Message
+	counts []int
 }
 
 func newUsageEstimator(system string, tools []byte) *usageEstimator {
@@ -161,9 +165,17 @@ func newUsageEstimator(system string, tools []byte) *usageEstimator {
 
 func (e *usageEstimator) estimate(req *llm.Request, resp []byte) (in, out int) {
 	in = e.fixed
-	for _, m := range req.Messages {
-		b, _ := json.Marshal(m)
-		in += CountTokens(b)
+	for i := range req.Messages {
+		m := &req.Messages[i]
+		if i < len(e.msgs) && !sameMessage(&e.msgs[i], m) {
+			e.msgs, e.counts = e.msgs[:i], e.counts[:i]
+		}
+		if i >= len(e.msgs) {
+			b, _ := json.Marshal(m)
+			e.msgs = append(e.msgs, *m)
+			e.counts = append(e.counts, CountTokens(b))
+		}
+		in += e.counts[i]
 	}
 	return in, CountTokens(resp)
 }

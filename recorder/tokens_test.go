@@ -33,6 +33,31 @@ func TestUsageEstimator(t *testing.T) {
 	}
 }
 
+// The estimator counts each message once across a run's growing requests,
+// and a request whose earlier message changed counts what it holds now.
+func TestUsageEstimatorIncremental(t *testing.T) {
+	tools := mustJSON([]llm.Tool{{Name: "list_clients", InputSchema: json.RawMessage(`{"type":"object"}`)}})
+	req := sampleRequest()
+	e := newUsageEstimator(SystemPrompt, tools)
+	for k := 1; k <= len(req.Messages); k++ {
+		sub := *req
+		sub.Messages = req.Messages[:k]
+		got, _ := e.estimate(&sub, nil)
+		want, _ := newUsageEstimator(SystemPrompt, tools).estimate(&sub, nil)
+		if got != want {
+			t.Errorf("%d messages: %d, a fresh estimator %d", k, got, want)
+		}
+	}
+	edited := *req
+	edited.Messages = append([]llm.Message(nil), req.Messages...)
+	edited.Messages[0].Content = strings.Repeat("a much longer question ", 20)
+	got, _ := e.estimate(&edited, nil)
+	want, _ := newUsageEstimator(SystemPrompt, tools).estimate(&edited, nil)
+	if got != want {
+		t.Errorf("edited message: %d, a fresh estimator %d", got, want)
+	}
+}
+
 // FuzzCountTokensChunks: counting chunk by chunk (and from the memo) gives
 // the one-pass count, whatever the text around the cut points.
 func FuzzCountTokensChunks(f *testing.F) {
