@@ -53,6 +53,11 @@ describes, each run with a fresh fake Central (the scenario's fixture and
 faults) and the model --model names, and stores every run in the trace store
 under <suite>/<server>/<model>/<scenario>/<run-index>.
 
+While a run runs, the server the next run needs starts in the background,
+so a server's start-up (seconds for many Python servers) overlaps the run
+before; the requests it makes while it starts are journaled at the start
+of its run. --reuse-server keeps one server per fixture instead.
+
 Runs already stored are skipped unless --force, so an interrupted recording
 resumes where it stopped. --shard i/n records the i-th of n deterministic
 slices of the run list (1 <= i <= n), for several CI machines; merge their
@@ -229,12 +234,27 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 			}
 		}()
 	}
+	// While a worker runs a job, the server of the next job to run starts
+	// in the background (recorder.Prestart), unless that job is stored
+	// already.
+	prestart := func(j recordJob) {
+		job := &recorder.Job{Suite: suiteName, Scenario: j.sc, Profile: profile, ModelRef: modelRef, RunIndex: j.index}
+		if !opts.force {
+			if _, err := store.Ref(job.Ref()); err == nil {
+				return
+			}
+		}
+		rec.Prestart(profile, j.sc)
+	}
 feed:
-	for _, j := range jobs {
+	for i, j := range jobs {
 		select {
 		case work <- j:
 		case <-ctx.Done():
 			break feed
+		}
+		if i+1 < len(jobs) {
+			prestart(jobs[i+1])
 		}
 	}
 	close(work)
