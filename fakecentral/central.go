@@ -37,6 +37,7 @@ type Central struct {
 	faults       []faultState
 	overrideKeys []string // Options.ClassOverrides keys, sorted
 	dropped      int
+	inflight     map[*http.Request]string // requests being answered: "METHOD path"
 }
 
 // New returns a fake Central serving opts.Fixture (default site-a).
@@ -138,6 +139,20 @@ func (c *Central) JournalDropped() int {
 	return c.dropped
 }
 
+// InFlight lists the requests the fake is answering at this moment
+// ("METHOD path", sorted): when a tool call hangs, it tells whether the
+// server is waiting on the fake (and for what) or on nothing the fake holds.
+func (c *Central) InFlight() []string {
+	c.jmu.Lock()
+	out := make([]string, 0, len(c.inflight))
+	for _, v := range c.inflight {
+		out = append(out, v)
+	}
+	c.jmu.Unlock()
+	sort.Strings(out)
+	return out
+}
+
 // Journal returns a copy of the journal of the current run.
 func (c *Central) Journal() []Entry {
 	c.jmu.Lock()
@@ -219,6 +234,17 @@ func (c *Central) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 const maxBody = 1 << 20
 
 func (c *Central) serve(w http.ResponseWriter, r *http.Request, host string) {
+	c.jmu.Lock()
+	if c.inflight == nil {
+		c.inflight = map[*http.Request]string{}
+	}
+	c.inflight[r] = r.Method + " " + r.URL.Path
+	c.jmu.Unlock()
+	defer func() {
+		c.jmu.Lock()
+		delete(c.inflight, r)
+		c.jmu.Unlock()
+	}()
 	rec := &recorder{ResponseWriter: w}
 	began := c.opts.Now()
 	body, _ := io.ReadAll(io.LimitReader(r.Body, maxBody))

@@ -115,6 +115,9 @@ type ToolResult struct {
 	// ErrorKind, when set, adds an error event of that kind (call_timeout,
 	// result_too_large, server_exited, transport).
 	ErrorKind string
+	// Detail is added to the error event's message, not shown the model
+	// (where a call hung, say).
+	Detail string
 }
 
 // Executor runs one tool call on the server. index is the call's 0-based
@@ -303,6 +306,9 @@ func (l *Loop) Run(ctx context.Context) string {
 				msg := res.Content
 				if res.Fatal != nil {
 					msg = res.Fatal.Error()
+				}
+				if res.Detail != "" {
+					msg += "; " + res.Detail
 				}
 				fail(now(), res.ErrorKind, fmt.Sprintf("call %d (%s): %s", idx, tc.Name, msg))
 			}

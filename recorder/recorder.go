@@ -522,7 +522,7 @@ func (r *Recorder) Run(ctx context.Context, job *Job) (*traces.Run, error) {
 		res, err := c.cs.CallTool(cctx, &mcp.CallToolParams{Name: toServer[call.Name], Arguments: call.Arguments})
 		s.fake.EndToolCall()
 		if err != nil {
-			return callError(c, cctx, ctx, o, err)
+			return callError(c, cctx, ctx, o, err, s.fake.InFlight)
 		}
 		raw := mustJSON(res)
 		if len(raw) > o.MaxResultBytes {
@@ -569,13 +569,20 @@ func (r *Recorder) Run(ctx context.Context, job *Job) (*traces.Run, error) {
 // JSON-RPC error from the server is a tool error; anything else means the
 // session is broken (the server exited, or wrote something that is not
 // JSON-RPC) and ends the run.
-func callError(c *conn, cctx, runCtx context.Context, o Options, err error) ToolResult {
+func callError(c *conn, cctx, runCtx context.Context, o Options, err error, inflight func() []string) ToolResult {
 	var wire *jsonrpc.Error
 	switch {
 	case runCtx.Err() != nil:
 		return ToolResult{IsError: true, Content: "error: the run was stopped", ErrorKind: "timeout", Fatal: runCtx.Err()}
 	case cctx.Err() != nil && !c.dead():
-		return ToolResult{IsError: true, Content: fmt.Sprintf("error: the tool did not answer within %s", o.CallTimeout), ErrorKind: "call_timeout"}
+		// Where it hangs: waiting on the fake Central, or on nothing the
+		// fake holds (the server itself, or the pipe between us).
+		detail := "the fake Central was answering no request"
+		if l := inflight(); len(l) > 0 {
+			detail = fmt.Sprintf("the fake Central was still answering %s", strings.Join(l, ", "))
+		}
+		return ToolResult{IsError: true, Content: fmt.Sprintf("error: the tool did not answer within %s", o.CallTimeout), ErrorKind: "call_timeout",
+			Detail: detail}
 	case errors.As(err, &wire) && !c.dead():
 		return ToolResult{IsError: true, Content: "error: " + err.Error()}
 	}

@@ -65,26 +65,28 @@ func TestHostileServers(t *testing.T) {
 		outcome   string
 		errorKind string // an error event of this kind is expected
 		why       string
+		message   string // ... whose message says this
 	}{
-		{"ok", OutcomeAnswered, "", "control: a well-behaved server answers"},
-		{"exit-at-start", OutcomeError, "start", "a server that exits at start gives a start error, not a wait for the timeout"},
-		{"mute", OutcomeError, "start", "a server that never answers the handshake fails at the start timeout"},
-		{"crash", OutcomeError, "server_exited", "a crash mid-call ends the run with the exit status"},
-		{"hang", OutcomeAnswered, "call_timeout", "a hung call times out, the model is told, the run goes on"},
-		{"garbage", OutcomeError, "", "garbage on stdout breaks the session: an error, not a hang"},
-		{"big", OutcomeAnswered, "result_too_large", "a 10 MB result is refused with a clear error"},
-		{"flood", OutcomeAnswered, "", "a notification flood does not break the session"},
-		{"ignore-stdin", OutcomeAnswered, "", "a server that ignores stdin close and SIGTERM is killed with its grandchild"},
+		{"ok", OutcomeAnswered, "", "control: a well-behaved server answers", ""},
+		{"exit-at-start", OutcomeError, "start", "a server that exits at start gives a start error, not a wait for the timeout", ""},
+		{"mute", OutcomeError, "start", "a server that never answers the handshake fails at the start timeout", ""},
+		{"crash", OutcomeError, "server_exited", "a crash mid-call ends the run with the exit status", ""},
+		{"hang", OutcomeAnswered, "call_timeout", "a hung call times out, the model is told, the run goes on", "the fake Central was answering no request"},
+		{"hang-on-fake", OutcomeAnswered, "call_timeout", "a call that hangs on a request to the fake says which", "the fake Central was still answering POST /monitoring/v2/aps"},
+		{"garbage", OutcomeError, "", "garbage on stdout breaks the session: an error, not a hang", ""},
+		{"big", OutcomeAnswered, "result_too_large", "a 10 MB result is refused with a clear error", ""},
+		{"flood", OutcomeAnswered, "", "a notification flood does not break the session", ""},
+		{"ignore-stdin", OutcomeAnswered, "", "a server that ignores stdin close and SIGTERM is killed with its grandchild", ""},
 	}
 	dir := t.TempDir()
 	plan := []llm.PlanStep{{Tool: "get_status"}}
 	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {
 			pidfile := filepath.Join(dir, c.mode+".pids")
-			p := hostileProfile(t, c.mode, pidfile, nil)
+			p := hostileProfile(t, c.mode, pidfile, map[string]string{"HOSTILE_CALL_URL": "{central_url}/monitoring/v2/aps"})
 			timeout := 30 * time.Second
 			switch c.mode {
-			case "hang":
+			case "hang", "hang-on-fake":
 				timeout = 300 * time.Millisecond // a wait this test cannot avoid
 			case "mute":
 				p.StartTimeout = Duration(300 * time.Millisecond) // likewise
@@ -103,10 +105,10 @@ func TestHostileServers(t *testing.T) {
 			if c.errorKind != "" {
 				found := false
 				for _, e := range kinds(run, traces.KindError) {
-					found = found || e.Error.Kind == c.errorKind
+					found = found || (e.Error.Kind == c.errorKind && strings.Contains(e.Error.Message, c.message))
 				}
 				if !found {
-					t.Errorf("%s: no error event of kind %s; events: %s", c.why, c.errorKind, summary(run))
+					t.Errorf("%s: no error event of kind %s saying %q; events: %s", c.why, c.errorKind, c.message, summary(run))
 				}
 			}
 			if c.outcome == OutcomeError && len(kinds(run, traces.KindError)) == 0 {
