@@ -37,7 +37,7 @@ type Central struct {
 	faults       []faultState
 	overrideKeys []string // Options.ClassOverrides keys, sorted
 	dropped      int
-	inflight     map[*http.Request]string // requests being answered: "METHOD path"
+	inflight     map[*http.Request]bool // requests being answered
 }
 
 // New returns a fake Central serving opts.Fixture (default site-a).
@@ -145,8 +145,8 @@ func (c *Central) JournalDropped() int {
 func (c *Central) InFlight() []string {
 	c.jmu.Lock()
 	out := make([]string, 0, len(c.inflight))
-	for _, v := range c.inflight {
-		out = append(out, v)
+	for r := range c.inflight { // serve reads these fields, never writes them
+		out = append(out, r.Method+" "+r.URL.Path)
 	}
 	c.jmu.Unlock()
 	sort.Strings(out)
@@ -236,9 +236,9 @@ const maxBody = 1 << 20
 func (c *Central) serve(w http.ResponseWriter, r *http.Request, host string) {
 	c.jmu.Lock()
 	if c.inflight == nil {
-		c.inflight = map[*http.Request]string{}
+		c.inflight = map[*http.Request]bool{}
 	}
-	c.inflight[r] = r.Method + " " + r.URL.Path
+	c.inflight[r] = true
 	c.jmu.Unlock()
 	defer func() {
 		c.jmu.Lock()

@@ -170,14 +170,8 @@ func (e *reqEncoder) encode(provider, model string, req *llm.Request, scenario s
 	if len(req.Tools) != e.enc.n || len(req.Messages) == 0 || (e.enc.n > 0 && e.enc.jsonCanon == nil) {
 		return full()
 	}
-	for i := range min(len(e.msgs), len(req.Messages)) {
-		if !sameMessage(&e.msgs[i], &req.Messages[i]) {
-			*e = reqEncoder{enc: e.enc}
-			break
-		}
-	}
-	if len(req.Messages) < len(e.msgs) {
-		*e = reqEncoder{enc: e.enc}
+	if unchangedPrefix(e.msgs, req.Messages) < len(e.msgs) {
+		*e = reqEncoder{enc: e.enc} // the normalizer cannot go back
 	}
 	for i := len(e.msgs); i < len(req.Messages); i++ {
 		m := req.Messages[i]
@@ -261,6 +255,19 @@ func assemble(msgs [][]byte, tail, tools []byte, nTools int) []byte {
 		out = append(out, tools...)
 	}
 	return append(out, '}')
+}
+
+// unchangedPrefix is how many of the messages done (encoded, counted)
+// are still the first messages of cur: a loop's requests only grow, so
+// normally all of them.
+func unchangedPrefix(done, cur []llm.Message) int {
+	n := min(len(done), len(cur))
+	for i := range n {
+		if !sameMessage(&done[i], &cur[i]) {
+			return i
+		}
+	}
+	return n
 }
 
 // sameMessage reports whether a and b are the same message (equal strings

@@ -334,7 +334,7 @@ func (r *Recorder) Prestart(p *Profile, sc *scenarios.Scenario) {
 	go func() {
 		defer r.starting.Done()
 		defer close(ps.done)
-		ps.slot, ps.err = r.start(r.bg, p, fx, writes, ps.clock.Now)
+		ps.slot, ps.err = r.start(r.bg, key, p, fx, writes, ps.clock.Now)
 	}()
 }
 
@@ -353,14 +353,20 @@ func (r *Recorder) takePrestart(ctx context.Context, key string) *slot {
 	select {
 	case <-ps.done:
 	case <-ctx.Done():
-		r.starting.Add(1)
-		go func() { // not wanted any more: stopped once started
-			defer r.starting.Done()
-			<-ps.done
+		// Not wanted by this run: back to the pool, for a later run or
+		// for Close; if Close has run, stopped here.
+		r.mu.Lock()
+		closed := r.closed
+		if !closed {
+			r.pending[key] = append(r.pending[key], ps)
+		}
+		r.mu.Unlock()
+		if closed {
+			<-ps.done // Close cancelled its start
 			if ps.slot != nil {
 				ps.slot.close()
 			}
-		}()
+		}
 		return nil
 	}
 	if ps.err != nil || ps.slot == nil || ps.slot.conn == nil || ps.slot.conn.dead() {
@@ -652,7 +658,7 @@ func (r *Recorder) acquire(ctx context.Context, p *Profile, fx *fakecentral.Fixt
 	if s := r.takePrestart(ctx, key); s != nil {
 		return s, nil
 	}
-	return r.start(ctx, p, fx, writes, r.opts.Now)
+	return r.start(ctx, key, p, fx, writes, r.opts.Now)
 }
 
 // slotKey names the servers that are interchangeable: one profile, one
@@ -661,9 +667,9 @@ func slotKey(p *Profile, fx *fakecentral.Fixture, writes bool) string {
 	return fmt.Sprintf("%s|%s|%s|%t", p.Hash(), p.Dir, fx.Version(), writes)
 }
 
-// start starts a fake Central reading now and a server connected to it.
-func (r *Recorder) start(ctx context.Context, p *Profile, fx *fakecentral.Fixture, writes bool, now func() time.Time) (*slot, error) {
-	key := slotKey(p, fx, writes)
+// start starts a fake Central reading now and a server connected to it,
+// for the slots of key.
+func (r *Recorder) start(ctx context.Context, key string, p *Profile, fx *fakecentral.Fixture, writes bool, now func() time.Time) (*slot, error) {
 	fake, err := fakecentral.Start(&fakecentral.Options{Fixture: fx, Now: now, CaptureBodies: true})
 	if err != nil {
 		return nil, fmt.Errorf("starting the fake Central: %w", err)

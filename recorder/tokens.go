@@ -165,14 +165,12 @@ func newUsageEstimator(system string, tools []byte) *usageEstimator {
 
 func (e *usageEstimator) estimate(req *llm.Request, resp []byte) (in, out int) {
 	in = e.fixed
+	n := unchangedPrefix(e.msgs, req.Messages)
+	e.msgs, e.counts = e.msgs[:n], e.counts[:n]
 	for i := range req.Messages {
-		m := &req.Messages[i]
-		if i < len(e.msgs) && !sameMessage(&e.msgs[i], m) {
-			e.msgs, e.counts = e.msgs[:i], e.counts[:i]
-		}
-		if i >= len(e.msgs) {
-			b, _ := json.Marshal(m)
-			e.msgs = append(e.msgs, *m)
+		if i >= n {
+			b, _ := json.Marshal(&req.Messages[i])
+			e.msgs = append(e.msgs, req.Messages[i])
 			e.counts = append(e.counts, CountTokens(b))
 		}
 		in += e.counts[i]

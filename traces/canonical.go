@@ -328,58 +328,79 @@ func (c *canonicalizer) hex4() (rune, error) {
 }
 
 func (c *canonicalizer) number() error {
-	start := c.pos
-	integer := true
-	if c.in[c.pos] == '-' {
-		c.pos++
+	end, integer, msg := scanNumber(c.in, c.pos)
+	text := c.in[c.pos:end]
+	c.pos = end
+	if msg != "" {
+		return c.errorf("%s", msg)
 	}
-	switch {
-	case c.pos < len(c.in) && c.in[c.pos] == '0':
-		c.pos++
-	case c.pos < len(c.in) && c.in[c.pos] >= '1' && c.in[c.pos] <= '9':
-		c.digits()
-	default:
-		return c.errorf("invalid number")
-	}
-	if c.pos < len(c.in) && c.in[c.pos] == '.' {
-		integer = false
-		c.pos++
-		if c.digits() == 0 {
-			return c.errorf("invalid number: no digits after '.'")
-		}
-	}
-	if c.pos < len(c.in) && (c.in[c.pos] == 'e' || c.in[c.pos] == 'E') {
-		integer = false
-		c.pos++
-		if c.pos < len(c.in) && (c.in[c.pos] == '+' || c.in[c.pos] == '-') {
-			c.pos++
-		}
-		if c.digits() == 0 {
-			return c.errorf("invalid number: no digits in exponent")
-		}
-	}
-	text := string(c.in[start:c.pos])
-	if integer {
-		if n, err := strconv.ParseInt(text, 10, 64); err == nil {
-			c.out = strconv.AppendInt(c.out, n, 10)
-			return nil
-		}
-	}
-	f, err := strconv.ParseFloat(text, 64)
-	if err != nil || math.IsInf(f, 0) {
+	out, ok := appendCanonicalNumber(c.out, text, integer)
+	if !ok {
 		return c.errorf("number %s out of range", text)
 	}
-	c.out = appendES6Number(c.out, f)
+	c.out = out
 	return nil
 }
 
-func (c *canonicalizer) digits() int {
-	n := 0
-	for c.pos < len(c.in) && c.in[c.pos] >= '0' && c.in[c.pos] <= '9' {
-		c.pos++
-		n++
+// scanNumber scans the JSON number at in[pos:] and returns where it ends
+// and whether it is an integer (no fraction, no exponent); for text that is
+// not a number, where scanning stopped and why.
+func scanNumber(in []byte, pos int) (end int, integer bool, msg string) {
+	digits := func() int {
+		n := 0
+		for pos < len(in) && in[pos] >= '0' && in[pos] <= '9' {
+			pos++
+			n++
+		}
+		return n
 	}
-	return n
+	integer = true
+	if pos < len(in) && in[pos] == '-' {
+		pos++
+	}
+	switch {
+	case pos < len(in) && in[pos] == '0':
+		pos++
+	case pos < len(in) && in[pos] >= '1' && in[pos] <= '9':
+		digits()
+	default:
+		return pos, false, "invalid number"
+	}
+	if pos < len(in) && in[pos] == '.' {
+		integer = false
+		pos++
+		if digits() == 0 {
+			return pos, false, "invalid number: no digits after '.'"
+		}
+	}
+	if pos < len(in) && (in[pos] == 'e' || in[pos] == 'E') {
+		integer = false
+		pos++
+		if pos < len(in) && (in[pos] == '+' || in[pos] == '-') {
+			pos++
+		}
+		if digits() == 0 {
+			return pos, false, "invalid number: no digits in exponent"
+		}
+	}
+	return pos, integer, ""
+}
+
+// appendCanonicalNumber appends the canonical form of the number text
+// (scanned by scanNumber): an integer that fits in an int64 as such, any
+// other number as ECMAScript prints it. ok is false when it is out of
+// range.
+func appendCanonicalNumber(dst, text []byte, integer bool) (out []byte, ok bool) {
+	if integer {
+		if n, err := strconv.ParseInt(string(text), 10, 64); err == nil {
+			return strconv.AppendInt(dst, n, 10), true
+		}
+	}
+	f, err := strconv.ParseFloat(string(text), 64)
+	if err != nil || math.IsInf(f, 0) {
+		return dst, false
+	}
+	return appendES6Number(dst, f), true
 }
 
 // appendES6Number formats f as ECMAScript's Number.prototype.toString does.

@@ -2,8 +2,6 @@ package traces
 
 import (
 	"bytes"
-	"math"
-	"strconv"
 	"unicode/utf8"
 )
 
@@ -185,60 +183,18 @@ func hexVal(b byte) byte {
 }
 
 func (v *canonicalChecker) number() bool {
-	start := v.pos
-	integer := true
-	if v.in[v.pos] == '-' {
-		v.pos++
-	}
-	switch {
-	case v.pos < len(v.in) && v.in[v.pos] == '0':
-		v.pos++
-	case v.pos < len(v.in) && v.in[v.pos] >= '1' && v.in[v.pos] <= '9':
-		v.digits()
-	default:
+	end, integer, msg := scanNumber(v.in, v.pos)
+	text := v.in[v.pos:end]
+	v.pos = end
+	if msg != "" {
 		return false
 	}
-	if v.pos < len(v.in) && v.in[v.pos] == '.' {
-		integer = false
-		v.pos++
-		if v.digits() == 0 {
-			return false
-		}
-	}
-	if v.pos < len(v.in) && (v.in[v.pos] == 'e' || v.in[v.pos] == 'E') {
-		integer = false
-		v.pos++
-		if v.pos < len(v.in) && (v.in[v.pos] == '+' || v.in[v.pos] == '-') {
-			v.pos++
-		}
-		if v.digits() == 0 {
-			return false
-		}
-	}
-	text := v.in[start:v.pos]
-	if integer {
-		if len(text) < 19 { // fits in an int64: canonical unless -0
-			return !(len(text) == 2 && text[0] == '-' && text[1] == '0')
-		}
-		if n, err := strconv.ParseInt(string(text), 10, 64); err == nil {
-			return string(strconv.AppendInt(nil, n, 10)) == string(text)
-		}
-	}
-	f, err := strconv.ParseFloat(string(text), 64)
-	if err != nil || math.IsInf(f, 0) {
-		return false
+	if integer && len(text) < 19 { // fits in an int64: canonical unless -0
+		return string(text) != "-0"
 	}
 	var buf [32]byte
-	return bytes.Equal(appendES6Number(buf[:0], f), text)
-}
-
-func (v *canonicalChecker) digits() int {
-	n := 0
-	for v.pos < len(v.in) && v.in[v.pos] >= '0' && v.in[v.pos] <= '9' {
-		v.pos++
-		n++
-	}
-	return n
+	out, ok := appendCanonicalNumber(buf[:0], text, integer)
+	return ok && bytes.Equal(out, text)
 }
 
 // compareUTF16Bytes is compareUTF16 on byte slices, with a fast path for

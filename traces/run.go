@@ -130,7 +130,7 @@ type Initialize struct {
 	Instructions    string          `json:"instructions,omitempty"`
 	// Stderr is a bounded tail of the server's stderr. The store keeps it
 	// beside the run, like StartedAt, never in its content or ID (runs
-	// stored before bench 0.2 have it in their content).
+	// stored before 2026-11-29 have it in their content).
 	Stderr string `json:"stderr,omitempty"`
 }
 

@@ -204,6 +204,18 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 			prog.done(r.ref, r.run.Manifest.Outcome, r.run.Manifest.Outcome == recorder.OutcomeError)
 		}
 	}()
+	newJob := func(j recordJob) *recorder.Job {
+		return &recorder.Job{Suite: suiteName, Scenario: j.sc, Profile: profile, ModelRef: modelRef,
+			Sampling: sampling, RunIndex: j.index}
+	}
+	// stored: the run is in the store and not to be recorded again.
+	stored := func(ref string) bool {
+		if opts.force {
+			return false
+		}
+		_, err := store.Ref(ref)
+		return err == nil
+	}
 	work := make(chan recordJob)
 	var wg sync.WaitGroup
 	for w := 0; w < opts.parallel; w++ {
@@ -211,14 +223,11 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 		go func() {
 			defer wg.Done()
 			for j := range work {
-				job := &recorder.Job{Suite: suiteName, Scenario: j.sc, Profile: profile, ModelRef: modelRef,
-					Sampling: sampling, RunIndex: j.index}
+				job := newJob(j)
 				ref := job.Ref() // modelRef names the model: no need to build it to skip
-				if !opts.force {
-					if _, err := store.Ref(ref); err == nil {
-						results <- result{j: j, ref: ref, skipped: true}
-						continue
-					}
+				if stored(ref) {
+					results <- result{j: j, ref: ref, skipped: true}
+					continue
 				}
 				m, err := newModel(j.sc)
 				if err != nil {
@@ -238,13 +247,9 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 	// in the background (recorder.Prestart), unless that job is stored
 	// already.
 	prestart := func(j recordJob) {
-		job := &recorder.Job{Suite: suiteName, Scenario: j.sc, Profile: profile, ModelRef: modelRef, RunIndex: j.index}
-		if !opts.force {
-			if _, err := store.Ref(job.Ref()); err == nil {
-				return
-			}
+		if !stored(newJob(j).Ref()) {
+			rec.Prestart(profile, j.sc)
 		}
-		rec.Prestart(profile, j.sc)
 	}
 feed:
 	for i, j := range jobs {

@@ -301,8 +301,10 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	type job struct {
-		i   int
-		ref traces.Ref
+		i     int
+		ref   traces.Ref
+		sc    *scenarios.Scenario // nil: not of the selection
+		first bool                // the first run of its group
 	}
 	// With --reuse-server the runs that would share a server when replayed
 	// one at a time (same fixture and write gate) form a group that one
@@ -313,14 +315,12 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 	var groups [][]job
 	groupOf := map[string]int{}
 	for i, ref := range refs {
+		sc := refScenario(ref.Name, selected)
 		key := strconv.Itoa(i)
 		if opts.reuse {
 			key = ""
-			parts := strings.Split(ref.Name, "/")
-			if len(parts) >= 2 {
-				if sc := selected[parts[len(parts)-2]]; sc != nil {
-					key = recorder.ServerGroup(sc)
-				}
+			if sc != nil {
+				key = recorder.ServerGroup(sc)
 			}
 		}
 		g, ok := groupOf[key]
@@ -329,7 +329,7 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 			groupOf[key] = g
 			groups = append(groups, nil)
 		}
-		groups[g] = append(groups[g], job{i: i, ref: ref})
+		groups[g] = append(groups[g], job{i: i, ref: ref, sc: sc, first: len(groups[g]) == 0})
 	}
 	type done struct {
 		i   int
@@ -339,7 +339,7 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 	// Groups go to workers ahead of time, the largest first to the least
 	// loaded, so that each worker knows its next group and starts that
 	// group's server (recorder.Prestart) while it replays the current one.
-	queues := make([][][]job, opts.parallel)
+	assigned := make([][][]job, opts.parallel)
 	load := make([]int, opts.parallel)
 	order := make([]int, len(groups))
 	for i := range order {
@@ -348,18 +348,13 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(len(groups[b]), len(groups[a])) })
 	for _, g := range order {
 		w := slices.Index(load, slices.Min(load))
-		queues[w] = append(queues[w], groups[g])
+		assigned[w] = append(assigned[w], groups[g])
 		load[w] += len(groups[g])
 	}
-	for _, q := range queues { // each worker in ref order
+	queues := make([][]job, opts.parallel) // each worker's runs, its groups in ref order
+	for w, q := range assigned {
 		slices.SortFunc(q, func(a, b []job) int { return cmp.Compare(a[0].i, b[0].i) })
-	}
-	// prestart starts the server of j's run ahead of it.
-	prestart := func(rec *recorder.Recorder, j job) {
-		parts := strings.Split(j.ref.Name, "/")
-		if len(parts) >= 2 {
-			rec.Prestart(profile, selected[parts[len(parts)-2]])
-		}
+		queues[w] = slices.Concat(q...)
 	}
 	dones := make(chan done, opts.parallel)
 	var wg sync.WaitGroup
@@ -394,52 +389,49 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 			}
 			var next func() (*traces.Run, error)
 			if len(queue) > 0 {
-				next = reading(queue[0][0].ref)
+				next = reading(queue[0].ref)
 			}
-			for gi, group := range queue {
-				for ji, j := range group {
-					get := next
-					switch {
-					case ji+1 < len(group):
-						next = reading(group[ji+1].ref)
-					case gi+1 < len(queue):
-						next = reading(queue[gi+1][0].ref)
-					default:
-						next = nil
-					}
-					if wctx.Err() != nil {
-						// An error stopped the replay: let the reads in
-						// flight finish before the store closes.
-						get()
-						if next != nil {
-							next()
-						}
-						return
-					}
-					// The next run's server starts now when it needs a
-					// new one: the next group's with --reuse-server (at
-					// this group's first run), else the next run's.
-					switch {
-					case !opts.reuse && ji+1 < len(group):
-						prestart(rec, group[ji+1])
-					case !opts.reuse && gi+1 < len(queue):
-						prestart(rec, queue[gi+1][0])
-					case opts.reuse && ji == 0 && gi+1 < len(queue):
-						prestart(rec, queue[gi+1][0])
-					}
-					r, err := replay(wctx, rec, clock, j.ref, get)
-					if err != nil || r == nil {
-						dones <- done{i: j.i, res: &result{skip: true}, err: err}
-						continue
-					}
-					slots <- struct{}{}
-					finishing.Add(1)
-					go func() {
-						defer func() { <-slots; finishing.Done() }()
-						res, err := finish(r)
-						dones <- done{i: j.i, res: res, err: err}
-					}()
+			for k, j := range queue {
+				get := next
+				next = nil
+				if k+1 < len(queue) {
+					next = reading(queue[k+1].ref)
 				}
+				if wctx.Err() != nil {
+					// An error stopped the replay: let the reads in flight
+					// finish before the store closes.
+					get()
+					if next != nil {
+						next()
+					}
+					return
+				}
+				// The server the next run needs starts now: the next run's,
+				// or with --reuse-server the next group's, at this group's
+				// first run.
+				switch {
+				case !opts.reuse && k+1 < len(queue):
+					rec.Prestart(profile, queue[k+1].sc)
+				case opts.reuse && j.first:
+					for _, later := range queue[k+1:] {
+						if later.first {
+							rec.Prestart(profile, later.sc)
+							break
+						}
+					}
+				}
+				r, err := replay(wctx, rec, clock, j.ref, get)
+				if err != nil || r == nil {
+					dones <- done{i: j.i, res: &result{skip: true}, err: err}
+					continue
+				}
+				slots <- struct{}{}
+				finishing.Add(1)
+				go func() {
+					defer func() { <-slots; finishing.Done() }()
+					res, err := finish(r)
+					dones <- done{i: j.i, res: res, err: err}
+				}()
 			}
 		}()
 	}
@@ -554,8 +546,7 @@ func candidateRefs(store *traces.Store, prefix string, selected map[string]*scen
 	}
 	var out []traces.Ref
 	for _, r := range refs {
-		parts := strings.Split(r.Name, "/")
-		if len(parts) >= 2 && selected[parts[len(parts)-2]] == nil {
+		if strings.Contains(r.Name, "/") && refScenario(r.Name, selected) == nil {
 			continue
 		}
 		out = append(out, r)
@@ -565,6 +556,16 @@ func candidateRefs(store *traces.Store, prefix string, selected map[string]*scen
 	}
 	slices.SortFunc(out, func(a, b traces.Ref) int { return cmp.Compare(a.Name, b.Name) })
 	return out, nil
+}
+
+// refScenario is the selected scenario a ref names in its scenario segment
+// (<suite>/<server>/<model>/<scenario>/<index>), nil if none.
+func refScenario(name string, selected map[string]*scenarios.Scenario) *scenarios.Scenario {
+	parts := strings.Split(name, "/")
+	if len(parts) < 2 {
+		return nil
+	}
+	return selected[parts[len(parts)-2]]
 }
 
 // replayOne replays one recorded run with the server live.
