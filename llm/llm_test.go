@@ -229,3 +229,21 @@ func TestOracle(t *testing.T) {
 		t.Errorf("missing tool: err = %v", err)
 	}
 }
+
+func TestSchemaMembers(t *testing.T) {
+	got, err := SchemaMembers(json.RawMessage(`{"type":"object","properties":{"n":{"minimum":1}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got["properties"].(json.RawMessage)) != `{"n":{"minimum":1}}` {
+		t.Errorf("properties = %s, want the raw JSON as written", got["properties"])
+	}
+	if m, err := SchemaMembers(nil); err != nil || len(m) != 0 {
+		t.Errorf("empty schema = %v, %v; want an empty object", m, err)
+	}
+	for _, bad := range []string{`[]`, `"x"`, `null`, `{"a":1} {}`, `{"a":`} {
+		if _, err := SchemaMembers(json.RawMessage(bad)); err == nil {
+			t.Errorf("SchemaMembers(%s) accepted a schema that is not one JSON object", bad)
+		}
+	}
+}

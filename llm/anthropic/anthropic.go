@@ -175,18 +175,17 @@ func (m *Model) params(req *llm.Request) (ant.MessageNewParams, []option.Request
 		}
 	}
 	for _, t := range req.Tools {
-		var schema map[string]any
-		dec := json.NewDecoder(strings.NewReader(string(t.InputSchema)))
-		dec.UseNumber()
-		if err := dec.Decode(&schema); err != nil {
+		schema, err := llm.SchemaMembers(t.InputSchema)
+		if err != nil {
 			return p, nil, fmt.Errorf("tool %q: input schema: %w", t.Name, err)
 		}
 		is := ant.ToolInputSchemaParam{Properties: schema["properties"], ExtraFields: map[string]any{}}
-		if req, ok := schema["required"].([]any); ok {
-			for _, r := range req {
-				if s, ok := r.(string); ok {
-					is.Required = append(is.Required, s)
-				}
+		if raw, ok := schema["required"].(json.RawMessage); ok {
+			// The SDK's typed field wants strings; a schema whose required
+			// list is anything else is passed through as written.
+			if err := json.Unmarshal(raw, &is.Required); err != nil {
+				is.Required = nil
+				is.ExtraFields["required"] = raw
 			}
 		}
 		for k, v := range schema {

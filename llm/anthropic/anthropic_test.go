@@ -221,3 +221,48 @@ func TestErrors(t *testing.T) {
 		})
 	}
 }
+
+// numericSchema is a tool schema of the shape real servers publish, with a
+// number in every place JSON Schema allows one. It is what bench means to
+// send; the wire must carry it unchanged.
+const numericSchema = `{"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":1000,"default":50},"ratio":{"type":"number","exclusiveMinimum":0,"multipleOf":0.25},"serials":{"type":"array","items":{"type":"string","maxLength":14},"minItems":1,"maxItems":100},"big":{"type":"integer","maximum":9007199254740993},"tiny":{"type":"number","minimum":1e-7}},"required":["serials"],"additionalProperties":false,"$defs":{"n":{"type":"integer","minimum":0}}}`
+
+// TestWireExact compares the whole body the SDK sends with the JSON bench
+// meant to send: schemas, tool-call arguments and sampling, numbers as
+// written. A change of SDK that alters the wire fails here.
+func TestWireExact(t *testing.T) {
+	m, srv, _ := newModel(t, scripted.Reply{Status: 200, Body: finalTurn})
+	req := &llm.Request{
+		System: "sys",
+		Messages: []llm.Message{
+			{Role: llm.RoleUser, Content: "list"},
+			{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "toolu_1", Name: "list_devices", Arguments: json.RawMessage(`{"limit":50,"ratio":0.25,"serials":["CN1"]}`)}}},
+			{Role: llm.RoleTool, ToolCallID: "toolu_1", Content: `{"count":1}`},
+		},
+		Tools:      []llm.Tool{{Name: "list_devices", Description: "List devices.", InputSchema: json.RawMessage(numericSchema)}},
+		ToolChoice: llm.ToolChoice{Mode: llm.ToolChoiceAuto},
+		Sampling:   llm.Sampling{Temperature: ptr(0.7), TopP: ptr(0.95), MaxTokens: 256, Seed: ptr(int64(42))},
+	}
+	if _, err := m.Generate(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	// The Messages API has no seed; bench records it but cannot send it.
+	want := `{"model":"claude-test","max_tokens":256,"system":[{"type":"text","text":"sys"}],"messages":[` +
+		`{"role":"user","content":[{"type":"text","text":"list"}]},` +
+		`{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"list_devices","input":{"limit":50,"ratio":0.25,"serials":["CN1"]}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","is_error":false,"content":[{"type":"text","text":"{\"count\":1}"}]}]}],` +
+		`"tools":[{"name":"list_devices","description":"List devices.","input_schema":` + numericSchema + `}],` +
+		`"tool_choice":{"type":"auto"},"temperature":0.7,"top_p":0.95}`
+	got := srv.Requests()[0].Raw
+	wantC, err := llm.CanonicalJSON(json.RawMessage(want))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotC, err := llm.CanonicalJSON(got)
+	if err != nil {
+		t.Fatalf("body is not JSON: %v\n%s", err, got)
+	}
+	if string(wantC) != string(gotC) {
+		t.Errorf("wire body differs from what bench meant to send\nwant %s\n got %s", wantC, gotC)
+	}
+}

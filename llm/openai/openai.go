@@ -162,10 +162,8 @@ func (m *Model) params(req *llm.Request) (oai.ChatCompletionNewParams, error) {
 		}
 	}
 	for _, t := range req.Tools {
-		var schema map[string]any
-		dec := json.NewDecoder(strings.NewReader(string(t.InputSchema)))
-		dec.UseNumber()
-		if err := dec.Decode(&schema); err != nil {
+		schema, err := llm.SchemaMembers(t.InputSchema)
+		if err != nil {
 			return p, fmt.Errorf("tool %q: input schema: %w", t.Name, err)
 		}
 		fd := shared.FunctionDefinitionParam{Name: t.Name, Parameters: shared.FunctionParameters(schema)}

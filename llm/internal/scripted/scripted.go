@@ -24,6 +24,10 @@ type Request struct {
 	Path   string
 	Header http.Header
 	Body   map[string]any
+	// Raw is the body exactly as the client sent it, for tests that compare
+	// the wire byte for byte (a number sent as a string shows here, not in
+	// Body's float64s).
+	Raw []byte
 }
 
 // Server answers requests with its replies in order.
@@ -59,7 +63,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := json.Unmarshal(b, &body); err != nil {
 		s.t.Errorf("request body is not JSON: %v", err)
 	}
-	s.got = append(s.got, Request{Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
+	s.got = append(s.got, Request{Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Raw: b})
 	if len(s.replies) == 0 {
 		s.t.Errorf("unexpected request %d to %s", len(s.got), r.URL.Path)
 		w.WriteHeader(http.StatusTeapot)
