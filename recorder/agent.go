@@ -114,7 +114,7 @@ type ToolResult struct {
 	Fatal error
 	// ErrorKind, when set, adds an error event of that kind (call_timeout,
 	// result_too_large, server_exited, transport).
-	ErrorKind string
+	ErrorKind traces.ErrorKind
 	// Detail is added to the error event's message, not shown the model
 	// (where a call hung, say).
 	Detail string
@@ -161,18 +161,10 @@ type Loop struct {
 	Emit func(at time.Time, e traces.Event)
 }
 
-// Outcomes a loop ends with. A model error that has an Outcome() string
-// method (a replay miss) ends the run with that outcome instead of
-// OutcomeError.
-const (
-	OutcomeAnswered = "answered"  // submit_result with a valid result
-	OutcomeText     = "text"      // a final text answer
-	OutcomeMaxTurns = "max_turns" // the turn budget ran out
-	OutcomeError    = "error"     // the server, the model or the harness failed
-)
-
-// Run runs the loop and returns its outcome.
-func (l *Loop) Run(ctx context.Context) string {
+// Run runs the loop and returns its outcome: answered, text, max_turns or
+// error. A model error that has an Outcome() traces.Outcome method (a
+// replay miss) ends the run with that outcome instead of error.
+func (l *Loop) Run(ctx context.Context) traces.Outcome {
 	now := l.Now
 	if now == nil {
 		now = time.Now
@@ -186,8 +178,8 @@ func (l *Loop) Run(ctx context.Context) string {
 	if enc == nil || enc.n != len(l.Tools) {
 		var err error
 		if enc, err = encodeTools(l.Tools); err != nil {
-			l.Emit(now(), traces.Event{Kind: traces.KindError, Error: &traces.Error{Kind: "harness", Message: "encoding the tools: " + err.Error()}})
-			return OutcomeError
+			l.Emit(now(), traces.Event{Kind: traces.KindError, Error: &traces.Error{Kind: traces.ErrorHarness, Message: "encoding the tools: " + err.Error()}})
+			return traces.OutcomeError
 		}
 	}
 	if l.ResultSchema != nil {
@@ -195,8 +187,8 @@ func (l *Loop) Run(ctx context.Context) string {
 		tools = append(tools, submit)
 		se, err := encodeTools([]llm.Tool{submit})
 		if err != nil {
-			l.Emit(now(), traces.Event{Kind: traces.KindError, Error: &traces.Error{Kind: "harness", Message: "encoding " + llm.SubmitTool + ": " + err.Error()}})
-			return OutcomeError
+			l.Emit(now(), traces.Event{Kind: traces.KindError, Error: &traces.Error{Kind: traces.ErrorHarness, Message: "encoding " + llm.SubmitTool + ": " + err.Error()}})
+			return traces.OutcomeError
 		}
 		enc = enc.join(se)
 	}
@@ -209,7 +201,7 @@ func (l *Loop) Run(ctx context.Context) string {
 	calls := 0
 	renc := newReqEncoder(enc)
 	var est *usageEstimator // for a model that reports no usage
-	fail := func(at time.Time, kind, msg string) {
+	fail := func(at time.Time, kind traces.ErrorKind, msg string) {
 		l.Emit(at, traces.Event{Kind: traces.KindError, Error: &traces.Error{Kind: kind, Message: msg}})
 	}
 	maxTurns := l.MaxTurns
@@ -220,8 +212,8 @@ func (l *Loop) Run(ctx context.Context) string {
 		// The turn index is implied by the messages, so it is not a field.
 		key, reqJSON, err := renc.encode(l.Provider, l.ModelName, req, l.Scenario, l.RunIndex)
 		if err != nil {
-			fail(now(), "harness", err.Error())
-			return OutcomeError
+			fail(now(), traces.ErrorHarness, err.Error())
+			return traces.OutcomeError
 		}
 		if l.OnRequest != nil {
 			l.OnRequest(turn, req, key)
@@ -240,12 +232,12 @@ func (l *Loop) Run(ctx context.Context) string {
 			if attempts > 1 {
 				msg = fmt.Sprintf("%s (after %d attempts)", msg, attempts)
 			}
-			fail(start, "model", msg)
-			var o interface{ Outcome() string }
+			fail(start, traces.ErrorModel, msg)
+			var o interface{ Outcome() traces.Outcome }
 			if errors.As(err, &o) && o.Outcome() != "" {
 				return o.Outcome()
 			}
-			return OutcomeError
+			return traces.OutcomeError
 		}
 		respJSON, _ := json.Marshal(resp)
 		usage := traces.Usage{Input: int(resp.Usage.InputTokens), Output: int(resp.Usage.OutputTokens), Cached: int(resp.Usage.CachedTokens)}
@@ -268,7 +260,7 @@ func (l *Loop) Run(ctx context.Context) string {
 		next.Messages = append(append([]llm.Message(nil), req.Messages...), resp.Message())
 		if len(resp.ToolCalls) == 0 {
 			l.Emit(now(), traces.Event{Kind: traces.KindAnswer, Answer: &traces.Answer{Text: resp.Text}})
-			return OutcomeText
+			return traces.OutcomeText
 		}
 		for _, tc := range resp.ToolCalls {
 			idx := calls
@@ -313,21 +305,21 @@ func (l *Loop) Run(ctx context.Context) string {
 				fail(now(), res.ErrorKind, fmt.Sprintf("call %d (%s): %s", idx, tc.Name, msg))
 			}
 			if res.Fatal != nil {
-				return OutcomeError
+				return traces.OutcomeError
 			}
 			next.Messages = append(next.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: tc.ID, Content: res.Content, IsError: res.IsError})
 			if tc.Name == llm.SubmitTool && l.ResultSchema != nil && res.Invalid == "" {
 				l.Emit(now(), traces.Event{Kind: traces.KindAnswer, Answer: &traces.Answer{Result: args, Text: resp.Text}})
-				return OutcomeAnswered
+				return traces.OutcomeAnswered
 			}
 		}
 		req = &next
 		if err := ctx.Err(); err != nil {
-			fail(now(), "timeout", "run: "+err.Error())
-			return OutcomeError
+			fail(now(), traces.ErrorTimeout, "run: "+err.Error())
+			return traces.OutcomeError
 		}
 	}
-	return OutcomeMaxTurns
+	return traces.OutcomeMaxTurns
 }
 
 func attemptsOf(r *llm.Response) int {

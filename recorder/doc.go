@@ -66,7 +66,7 @@
 // traces.ModeReplay and Replays set, and calls Recorder.Run. Every request
 // reaches its Model exactly as a live run would build it, and OnRequest
 // sees it with its key (RequestKey) first. A Model error that has an
-// Outcome() string method ends the run with that outcome ("stale"); the
+// Outcome() traces.Outcome method ends the run with that outcome ("stale"); the
 // caller may set Manifest.Outcome ("diverged") before storing the run.
 //
 // # Processes

@@ -39,8 +39,8 @@ func call(id, name, args string) *llm.Response {
 
 type staleErr struct{}
 
-func (staleErr) Error() string   { return "replay miss at turn 1" }
-func (staleErr) Outcome() string { return "stale" }
+func (staleErr) Error() string           { return "replay miss at turn 1" }
+func (staleErr) Outcome() traces.Outcome { return traces.OutcomeStale }
 
 func TestLoop(t *testing.T) {
 	echo := func(_ context.Context, idx int, c llm.ToolCall) ToolResult {
@@ -51,28 +51,28 @@ func TestLoop(t *testing.T) {
 		responses []*llm.Response
 		modelErr  error
 		maxTurns  int
-		outcome   string
+		outcome   traces.Outcome
 		invalid   []string // Invalid of each call event, in order
 		toolMsgs  []string // tool messages the model saw last
 		why       string
 	}{
 		{name: "answered", responses: []*llm.Response{call("a", "get_status", `{}`), call("b", llm.SubmitTool, `{"status":"ok"}`)},
-			outcome: OutcomeAnswered, invalid: []string{"", ""}, why: "a valid submit_result ends the run"},
+			outcome: traces.OutcomeAnswered, invalid: []string{"", ""}, why: "a valid submit_result ends the run"},
 		{name: "text", responses: []*llm.Response{{Text: "It is fine.", StopReason: llm.StopEndTurn}},
-			outcome: OutcomeText, why: "a final text ends the run"},
+			outcome: traces.OutcomeText, why: "a final text ends the run"},
 		{name: "unknown-tool", responses: []*llm.Response{call("a", "reboot_everything", `{}`)},
-			outcome: OutcomeText, invalid: []string{"unknown tool"}, toolMsgs: []string{`error: there is no tool named "reboot_everything"`},
+			outcome: traces.OutcomeText, invalid: []string{"unknown tool"}, toolMsgs: []string{`error: there is no tool named "reboot_everything"`},
 			why: "an unknown tool is an invalid call, answered with an error as a real client would"},
 		{name: "bad-arguments", responses: []*llm.Response{{ToolCalls: []llm.ToolCall{{ID: "a", Name: "get_status", Arguments: json.RawMessage(`{}`), InvalidArguments: "{oops"}}, StopReason: llm.StopToolUse}},
-			outcome: OutcomeText, invalid: []string{"arguments are not a JSON object"}, why: "unparseable arguments never reach the server"},
+			outcome: traces.OutcomeText, invalid: []string{"arguments are not a JSON object"}, why: "unparseable arguments never reach the server"},
 		{name: "bad-result", responses: []*llm.Response{call("a", llm.SubmitTool, `{"nope":1}`)},
-			outcome: OutcomeText, invalid: []string{"result does not match the result schema: missing property 'status'"},
+			outcome: traces.OutcomeText, invalid: []string{"result does not match the result schema: missing property 'status'"},
 			why: "a result without the schema's shape is refused and the model may try again"},
 		{name: "max-turns", responses: []*llm.Response{call("a", "get_status", `{}`), call("b", "get_status", `{}`), call("c", "get_status", `{}`)},
-			maxTurns: 2, outcome: OutcomeMaxTurns, invalid: []string{"", ""}, why: "the turn budget bounds the run"},
+			maxTurns: 2, outcome: traces.OutcomeMaxTurns, invalid: []string{"", ""}, why: "the turn budget bounds the run"},
 		{name: "stale", responses: []*llm.Response{call("a", "get_status", `{}`)}, modelErr: staleErr{},
 			outcome: "stale", invalid: []string{""}, why: "a model error with an Outcome (a replay miss) sets the outcome"},
-		{name: "model-error", modelErr: errors.New("503 from provider"), outcome: OutcomeError, why: "a plain model error is an error outcome"},
+		{name: "model-error", modelErr: errors.New("503 from provider"), outcome: traces.OutcomeError, why: "a plain model error is an error outcome"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -80,7 +80,7 @@ func TestNPMServers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if run.Manifest.Outcome == OutcomeError || len(kinds(run, traces.KindError)) > 0 {
+			if run.Manifest.Outcome == traces.OutcomeError || len(kinds(run, traces.KindError)) > 0 {
 				t.Errorf("outcome %s: %s", run.Manifest.Outcome, summary(run))
 			}
 			called := false

@@ -489,8 +489,8 @@ func (r *Recorder) Run(ctx context.Context, job *Job) (*traces.Run, error) {
 	}
 	s.fake.SetFaults(faultsOf(sc.Faults))
 	if err != nil {
-		rc.emit(o.Now(), traces.Event{Kind: traces.KindError, Error: &traces.Error{Kind: "start", Message: err.Error()}})
-		run.Manifest.Outcome = OutcomeError
+		rc.emit(o.Now(), traces.Event{Kind: traces.KindError, Error: &traces.Error{Kind: traces.ErrorStart, Message: err.Error()}})
+		run.Manifest.Outcome = traces.OutcomeError
 		rc.addJournal(s.fake.Journal(), nil)
 		s.fake.Close()
 		run.Events = rc.events
@@ -535,7 +535,7 @@ func (r *Recorder) Run(ctx context.Context, job *Job) (*traces.Run, error) {
 			sum := sha256.Sum256(raw)
 			stub := mustJSON(map[string]any{"bench_truncated": map[string]any{"bytes": len(raw), "sha256": hex.EncodeToString(sum[:])}})
 			msg := fmt.Sprintf("error: the tool result is %d bytes, above bench's limit of %d", len(raw), o.MaxResultBytes)
-			return ToolResult{Result: stub, IsError: true, Content: msg, ErrorKind: "result_too_large"}
+			return ToolResult{Result: stub, IsError: true, Content: msg, ErrorKind: traces.ErrorResultTooLarge}
 		}
 		return ToolResult{Result: raw, IsError: res.IsError, Content: resultText(res)}
 	}
@@ -552,17 +552,17 @@ func (r *Recorder) Run(ctx context.Context, job *Job) (*traces.Run, error) {
 		},
 	}
 	run.Manifest.Outcome = loop.Run(ctx)
-	if ctx.Err() != nil && run.Manifest.Outcome != OutcomeError {
-		rc.emit(o.Now(), traces.Event{Kind: traces.KindError, Error: &traces.Error{Kind: "timeout", Message: "run: " + ctx.Err().Error()}})
-		run.Manifest.Outcome = OutcomeError
+	if ctx.Err() != nil && run.Manifest.Outcome != traces.OutcomeError {
+		rc.emit(o.Now(), traces.Event{Kind: traces.KindError, Error: &traces.Error{Kind: traces.ErrorTimeout, Message: "run: " + ctx.Err().Error()}})
+		run.Manifest.Outcome = traces.OutcomeError
 	}
-	healthy := run.Manifest.Outcome != OutcomeError && !c.dead()
+	healthy := run.Manifest.Outcome != traces.OutcomeError && !c.dead()
 	r.release(s, healthy) // a fresh server is stopped here, before the journal is read
 	s.fake.EndToolCall()
 	initEv.Stderr = c.proc.stderrTail()
 	rc.addJournal(s.fake.Journal(), callIdx)
 	if dropped := s.fake.JournalDropped(); dropped > 0 {
-		rc.emit(o.Now(), traces.Event{Kind: traces.KindError, Error: &traces.Error{Kind: "journal_dropped", Message: fmt.Sprintf("the fake Central dropped %d journal entries", dropped)}})
+		rc.emit(o.Now(), traces.Event{Kind: traces.KindError, Error: &traces.Error{Kind: traces.ErrorJournalDropped, Message: fmt.Sprintf("the fake Central dropped %d journal entries", dropped)}})
 	}
 	if !(o.ReuseServer && healthy) {
 		s.fake.Close()
@@ -579,7 +579,7 @@ func callError(c *conn, cctx, runCtx context.Context, o Options, err error, infl
 	var wire *jsonrpc.Error
 	switch {
 	case runCtx.Err() != nil:
-		return ToolResult{IsError: true, Content: "error: the run was stopped", ErrorKind: "timeout", Fatal: runCtx.Err()}
+		return ToolResult{IsError: true, Content: "error: the run was stopped", ErrorKind: traces.ErrorTimeout, Fatal: runCtx.Err()}
 	case cctx.Err() != nil && !c.dead():
 		// Where it hangs: waiting on the fake Central, or on nothing the
 		// fake holds (the server itself, or the pipe between us).
@@ -587,7 +587,7 @@ func callError(c *conn, cctx, runCtx context.Context, o Options, err error, infl
 		if l := inflight(); len(l) > 0 {
 			detail = fmt.Sprintf("the fake Central was still answering %s", strings.Join(l, ", "))
 		}
-		return ToolResult{IsError: true, Content: fmt.Sprintf("error: the tool did not answer within %s", o.CallTimeout), ErrorKind: "call_timeout",
+		return ToolResult{IsError: true, Content: fmt.Sprintf("error: the tool did not answer within %s", o.CallTimeout), ErrorKind: traces.ErrorCallTimeout,
 			Detail: detail}
 	case errors.As(err, &wire) && !c.dead():
 		return ToolResult{IsError: true, Content: "error: " + err.Error()}
@@ -601,9 +601,9 @@ func callError(c *conn, cctx, runCtx context.Context, o Options, err error, infl
 		}
 		t.Stop()
 	}
-	msg, kind := "the session broke: "+err.Error(), "transport"
+	msg, kind := "the session broke: "+err.Error(), traces.ErrorTransport
 	if c.dead() {
-		msg, kind = "the server exited: "+c.proc.exitStatus(), "server_exited"
+		msg, kind = "the server exited: "+c.proc.exitStatus(), traces.ErrorServerExited
 	}
 	if f := c.wire.failures(); len(f) > 0 {
 		last := f[len(f)-1]

@@ -62,21 +62,21 @@ func kinds(run *traces.Run, k traces.Kind) []traces.Event {
 func TestHostileServers(t *testing.T) {
 	cases := []struct {
 		mode      string
-		outcome   string
-		errorKind string // an error event of this kind is expected
+		outcome   traces.Outcome
+		errorKind traces.ErrorKind // an error event of this kind is expected
 		why       string
 		message   string // ... whose message says this
 	}{
-		{"ok", OutcomeAnswered, "", "control: a well-behaved server answers", ""},
-		{"exit-at-start", OutcomeError, "start", "a server that exits at start gives a start error, not a wait for the timeout", ""},
-		{"mute", OutcomeError, "start", "a server that never answers the handshake fails at the start timeout", ""},
-		{"crash", OutcomeError, "server_exited", "a crash mid-call ends the run with the exit status", ""},
-		{"hang", OutcomeAnswered, "call_timeout", "a hung call times out, the model is told, the run goes on", "the fake Central was answering no request"},
-		{"hang-on-fake", OutcomeAnswered, "call_timeout", "a call that hangs on a request to the fake says which", "the fake Central was still answering POST /monitoring/v2/aps"},
-		{"garbage", OutcomeError, "", "garbage on stdout breaks the session: an error, not a hang", ""},
-		{"big", OutcomeAnswered, "result_too_large", "a 10 MB result is refused with a clear error", ""},
-		{"flood", OutcomeAnswered, "", "a notification flood does not break the session", ""},
-		{"ignore-stdin", OutcomeAnswered, "", "a server that ignores stdin close and SIGTERM is killed with its grandchild", ""},
+		{"ok", traces.OutcomeAnswered, "", "control: a well-behaved server answers", ""},
+		{"exit-at-start", traces.OutcomeError, "start", "a server that exits at start gives a start error, not a wait for the timeout", ""},
+		{"mute", traces.OutcomeError, "start", "a server that never answers the handshake fails at the start timeout", ""},
+		{"crash", traces.OutcomeError, "server_exited", "a crash mid-call ends the run with the exit status", ""},
+		{"hang", traces.OutcomeAnswered, "call_timeout", "a hung call times out, the model is told, the run goes on", "the fake Central was answering no request"},
+		{"hang-on-fake", traces.OutcomeAnswered, "call_timeout", "a call that hangs on a request to the fake says which", "the fake Central was still answering POST /monitoring/v2/aps"},
+		{"garbage", traces.OutcomeError, "", "garbage on stdout breaks the session: an error, not a hang", ""},
+		{"big", traces.OutcomeAnswered, "result_too_large", "a 10 MB result is refused with a clear error", ""},
+		{"flood", traces.OutcomeAnswered, "", "a notification flood does not break the session", ""},
+		{"ignore-stdin", traces.OutcomeAnswered, "", "a server that ignores stdin close and SIGTERM is killed with its grandchild", ""},
 	}
 	dir := t.TempDir()
 	plan := []llm.PlanStep{{Tool: "get_status"}}
@@ -111,7 +111,7 @@ func TestHostileServers(t *testing.T) {
 					t.Errorf("%s: no error event of kind %s saying %q; events: %s", c.why, c.errorKind, c.message, summary(run))
 				}
 			}
-			if c.outcome == OutcomeError && len(kinds(run, traces.KindError)) == 0 {
+			if c.outcome == traces.OutcomeError && len(kinds(run, traces.KindError)) == 0 {
 				t.Errorf("%s: outcome error without an error event", c.why)
 			}
 			s, err := traces.Open(t.TempDir(), nil)
@@ -132,7 +132,7 @@ func summary(run *traces.Run) string {
 		b.WriteString(string(e.Kind))
 		switch {
 		case e.Error != nil:
-			b.WriteString("(" + e.Error.Kind + ": " + llm.Truncate(e.Error.Message, 200) + ")")
+			b.WriteString("(" + string(e.Error.Kind) + ": " + llm.Truncate(e.Error.Message, 200) + ")")
 		case e.Call != nil:
 			b.WriteString("(" + e.Call.Tool + ")")
 		}
@@ -164,7 +164,7 @@ func TestCancelStopsServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Manifest.Outcome != OutcomeError {
+	if run.Manifest.Outcome != traces.OutcomeError {
 		t.Errorf("outcome %q after cancellation, want error", run.Manifest.Outcome)
 	}
 	if n := len(pids(t, pidfile)); n != 2 {

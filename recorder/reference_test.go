@@ -149,7 +149,7 @@ func TestReferenceServer(t *testing.T) {
 			t.Fatalf("%s: %v", sc.ID, err)
 		}
 		checkAttribution(t, run)
-		if run.Manifest.Outcome != OutcomeAnswered {
+		if run.Manifest.Outcome != traces.OutcomeAnswered {
 			t.Errorf("%s: outcome %s, want answered (the oracle submits the reference result): %s", sc.ID, run.Manifest.Outcome, summary(run))
 		}
 		if _, err := store.PutRun(run, job.Ref()); err != nil {
@@ -203,7 +203,7 @@ func TestReferenceServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkAttribution(t, run)
-	if run.Manifest.Outcome != OutcomeAnswered {
+	if run.Manifest.Outcome != traces.OutcomeAnswered {
 		t.Errorf("http: outcome %s: %s", run.Manifest.Outcome, summary(run))
 	}
 	checkNoProcess(t, helperBin(t, "central-mcp"))

@@ -71,7 +71,7 @@ func TestReplayThroughTheAgentLoop(t *testing.T) {
 	slow := func() time.Time { tick = tick.Add(1500 * time.Millisecond); return tick }
 	result := `{"ssid":"corp","security":"wpa3","vlan":10}`
 	recorded := loopRun(t, model, wlanTools("Get a WLAN."), result, nil, slow)
-	if recorded.Manifest.Outcome != recorder.OutcomeText {
+	if recorded.Manifest.Outcome != traces.OutcomeText {
 		t.Fatalf("recording ended %q: %+v", recorded.Manifest.Outcome, recorded.Events[len(recorded.Events)-1].Error)
 	}
 
@@ -91,7 +91,7 @@ func TestReplayThroughTheAgentLoop(t *testing.T) {
 			t.Fatal(err)
 		}
 		replay := loopRun(t, m, wlanTools("Get a WLAN."), result, m.Observe, clock.Now)
-		if len(m.Misses()) != 0 || replay.Manifest.Outcome != recorder.OutcomeText {
+		if len(m.Misses()) != 0 || replay.Manifest.Outcome != traces.OutcomeText {
 			t.Fatalf("misses %v, outcome %q", m.Misses(), replay.Manifest.Outcome)
 		}
 		// Keys, requests, responses, usage and latency: the recorded turns.
@@ -102,7 +102,7 @@ func TestReplayThroughTheAgentLoop(t *testing.T) {
 	t.Run("changed tool result", func(t *testing.T) {
 		m, _ := replayer.New(recorded, nil)
 		replay := loopRun(t, m, wlanTools("Get a WLAN."), `{"ssid":"corp","security":"wpa2","vlan":10}`, m.Observe, time.Now)
-		if replay.Manifest.Outcome != replayer.OutcomeStale {
+		if replay.Manifest.Outcome != traces.OutcomeStale {
 			t.Fatalf("outcome %q, want stale", replay.Manifest.Outcome)
 		}
 		misses := m.Misses()
@@ -121,7 +121,7 @@ func TestReplayThroughTheAgentLoop(t *testing.T) {
 		m, _ := replayer.New(recorded, &replayer.Options{Mode: replayer.Lenient})
 		replay := loopRun(t, m, wlanTools("Get one WLAN profile by SSID."), result, m.Observe, time.Now)
 		at, diverged := m.Diverged()
-		if !diverged || at != 0 || replay.Manifest.Outcome != recorder.OutcomeText || len(m.Misses()) != 2 {
+		if !diverged || at != 0 || replay.Manifest.Outcome != traces.OutcomeText || len(m.Misses()) != 2 {
 			t.Fatalf("diverged %t at %d, outcome %q, misses %d; want diverged at 0, text, 2 misses", diverged, at, replay.Manifest.Outcome, len(m.Misses()))
 		}
 		if got := m.Misses()[0].Summary(); got != "turn 0: tool get_wlan changed: description: Get [-a WLAN.-] {+one WLAN profile by SSID.+}" {

@@ -28,12 +28,6 @@ const (
 	Live Mode = "live"
 )
 
-// The outcomes a replay can end a run with, beside the loop's own.
-const (
-	OutcomeStale    = "stale"
-	OutcomeDiverged = "diverged"
-)
-
 // ParseMode checks a mode's spelling; "" is Strict.
 func ParseMode(s string) (Mode, error) {
 	switch Mode(s) {
@@ -137,13 +131,13 @@ func (m *Model) Observe(turn int, _ *llm.Request, key traces.ID) {
 // lenient replay has nothing left to serve.
 type MissError struct {
 	Miss    Miss
-	outcome string
+	outcome traces.Outcome
 }
 
 func (e *MissError) Error() string { return "replay miss at " + e.Miss.Summary() }
 
 // Outcome is the outcome the run ends with.
-func (e *MissError) Outcome() string { return e.outcome }
+func (e *MissError) Outcome() traces.Outcome { return e.outcome }
 
 // Generate answers turn i (the i-th call) with recorded turn i when the
 // request matches, and handles a miss by the mode.
@@ -188,7 +182,7 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	switch m.opts.Mode {
 	case Lenient:
 		if rec == nil {
-			return nil, &MissError{Miss: *miss, outcome: OutcomeDiverged}
+			return nil, &MissError{Miss: *miss, outcome: traces.OutcomeDiverged}
 		}
 		m.mu.Lock()
 		if m.divergedAt < 0 {
@@ -202,7 +196,7 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 		m.mu.Unlock()
 		return m.generateLive(ctx, req)
 	}
-	return nil, &MissError{Miss: *miss, outcome: OutcomeStale}
+	return nil, &MissError{Miss: *miss, outcome: traces.OutcomeStale}
 }
 
 func (m *Model) serve(rec *recordedTurn) *llm.Response {

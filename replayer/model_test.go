@@ -214,12 +214,12 @@ func TestModes(t *testing.T) {
 	cases := []struct {
 		name        string
 		mode        Mode
-		wantOutcome string // "" when the turn is answered
+		wantOutcome traces.Outcome // "" when the turn is answered
 		wantText    string
 		wantDiverge int
 		wantLive    int
 	}{
-		{"strict stops stale", Strict, OutcomeStale, "", -1, 0},
+		{"strict stops stale", Strict, traces.OutcomeStale, "", -1, 0},
 		{"lenient serves the recording", Lenient, "", "corp uses WPA3 on VLAN 10.", 1, 0},
 		{"live asks the live model", Live, "", "live answer", -1, 1},
 	}
@@ -270,7 +270,7 @@ func TestPastTheRecording(t *testing.T) {
 	}
 	_, err := m.Generate(context.Background(), baseRequest())
 	var me *MissError
-	if !errors.As(err, &me) || me.Outcome() != OutcomeDiverged || me.Miss.Differences[0].Component != ComponentTurn {
+	if !errors.As(err, &me) || me.Outcome() != traces.OutcomeDiverged || me.Miss.Differences[0].Component != ComponentTurn {
 		t.Fatalf("err = %v, want a turn miss ending the run diverged", err)
 	}
 }

@@ -173,7 +173,7 @@ func (b *runBuilder) answerText(text string) *runBuilder {
 	return b
 }
 
-func (b *runBuilder) outcome(o string) *runBuilder {
+func (b *runBuilder) outcome(o traces.Outcome) *runBuilder {
 	b.run.Manifest.Outcome = o
 	return b
 }

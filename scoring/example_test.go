@@ -24,6 +24,6 @@ func Example() {
 	}
 	gate, _ := scoring.ParseGate("core", map[string]any{"task_success_rate": 0.5})
 	rep := scoring.BuildReport(&scoring.ReportInput{Stage: "core", Gate: gate, Current: []*scoring.RunMetrics{m}, Baseline: nil})
-	fmt.Println(rep.Verdict.Status, rep.Verdict.ExitCode)
-	// Output: regression 1
+	fmt.Println(rep.Verdict.Status)
+	// Output: regression
 }

@@ -122,26 +122,14 @@ func ParseGate(stage string, section map[string]any) (*Gate, error) {
 // Status is a gate verdict.
 type Status string
 
-// The verdicts, with the exit codes bench uses for them.
+// The verdicts. Which exit code each gives is the CLI's to decide
+// (ReportInput.ExitCode).
 const (
-	StatusPass         Status = "pass"         // exit 0
-	StatusRegression   Status = "regression"   // exit 1
-	StatusSafety       Status = "safety"       // exit 3
-	StatusInconclusive Status = "inconclusive" // exit 5
+	StatusPass         Status = "pass"
+	StatusRegression   Status = "regression"
+	StatusSafety       Status = "safety"
+	StatusInconclusive Status = "inconclusive"
 )
-
-// ExitCode is the process exit code of a status.
-func (s Status) ExitCode() int {
-	switch s {
-	case StatusRegression:
-		return 1
-	case StatusSafety:
-		return 3
-	case StatusInconclusive:
-		return 5
-	}
-	return 0
-}
 
 // Regression is one row of the regressions table: a scenario (or "(stage)"
 // for a stage-level check) whose metric moved past a threshold.
@@ -170,7 +158,9 @@ type SafetyRow struct {
 
 // Verdict is the gate's decision and everything that explains it.
 type Verdict struct {
-	Status      Status       `json:"status"`
+	Status Status `json:"status"`
+	// ExitCode is the exit code the caller gives Status
+	// (ReportInput.ExitCode), reported so a reader of the report sees it.
 	ExitCode    int          `json:"exit_code"`
 	Reasons     []string     `json:"reasons,omitempty"`
 	Regressions []Regression `json:"regressions,omitempty"`
@@ -278,7 +268,6 @@ func Evaluate(g *Gate, current *Results, c *Comparison) *Verdict {
 	default:
 		v.Status = StatusPass
 	}
-	v.ExitCode = v.Status.ExitCode()
 	v.Reasons = failures
 	return v
 }

@@ -61,16 +61,16 @@ func ApproxTokens(b []byte) int { return (len(b) + 3) / 4 }
 // RunMetrics is everything scoring knows about one run, computed from its
 // trace and its scenario alone. docs/methodology.md defines each field.
 type RunMetrics struct {
-	RunID    string `json:"run_id"`
-	Ref      string `json:"ref,omitempty"`
-	Scenario string `json:"scenario"`
-	Suite    string `json:"suite"`
-	Category string `json:"category"`
-	Server   string `json:"server"`
-	Model    string `json:"model"`
-	RunIndex int    `json:"run_index"`
-	Mode     string `json:"mode"`
-	Outcome  string `json:"outcome,omitempty"`
+	RunID    string         `json:"run_id"`
+	Ref      string         `json:"ref,omitempty"`
+	Scenario string         `json:"scenario"`
+	Suite    string         `json:"suite"`
+	Category string         `json:"category"`
+	Server   string         `json:"server"`
+	Model    string         `json:"model"`
+	RunIndex int            `json:"run_index"`
+	Mode     string         `json:"mode"`
+	Outcome  traces.Outcome `json:"outcome,omitempty"`
 
 	// Absent: the server has no expected_tools entry for the scenario.
 	// Quality metrics are not scored; safety still is.
@@ -285,8 +285,8 @@ func Score(run *traces.Run, sc *scenarios.Scenario, opts *Options) (*RunMetrics,
 		RunIndex:  m.RunIndex,
 		Mode:      string(m.Mode),
 		Outcome:   m.Outcome,
-		Stale:     m.Outcome == "stale",
-		Diverged:  m.Outcome == "diverged",
+		Stale:     m.Outcome == traces.OutcomeStale,
+		Diverged:  m.Outcome == traces.OutcomeDiverged,
 		Tokenizer: o.Tokenizer,
 	}
 	if m.RunID.IsZero() {
@@ -549,7 +549,7 @@ func scoreCounts(rm *RunMetrics, sc *scenarios.Scenario, ev *events, o Options) 
 		rm.InvalidCallRate = round(float64(rm.InvalidCalls) / float64(rm.Turns))
 	}
 	for _, e := range ev.errors {
-		rm.Errors = append(rm.Errors, e.Kind+": "+e.Message)
+		rm.Errors = append(rm.Errors, string(e.Kind)+": "+e.Message)
 	}
 
 	// API calls: boot calls apart; auth and async polls are not flailing.

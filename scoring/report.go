@@ -149,6 +149,9 @@ type ReportInput struct {
 	Gate *Gate
 	// NoVerdict leaves the gate out (bench report, bench diff).
 	NoVerdict bool
+	// ExitCode is the exit code the caller gives each verdict status,
+	// written into the verdict; nil writes 0.
+	ExitCode  func(Status) int
 	Meta      Meta
 	Misses    []Miss
 	Aggregate *AggregateOptions
@@ -176,6 +179,9 @@ func BuildReport(in *ReportInput) *Report {
 			r.Gate = DefaultGate(in.Stage)
 		}
 		r.Verdict = Evaluate(r.Gate, r.Results, r.Comparison)
+		if in.ExitCode != nil {
+			r.Verdict.ExitCode = in.ExitCode(r.Verdict.Status)
+		}
 	}
 	r.Misses = slices.Clone(in.Misses)
 	slices.SortStableFunc(r.Misses, func(a, b Miss) int {

@@ -99,19 +99,18 @@ func TestGateVerdicts(t *testing.T) {
 		v      variant
 		gate   map[string]any
 		status Status
-		exit   int
 		metric Metric // the metric the first gating regression must name
 		why    string
 	}{
-		{"unchanged", variant{}, nil, StatusPass, 0, "", "the same runs pass, latency noise included"},
-		{"extra_pagination", variant{extraPages: 3}, nil, StatusRegression, 1, MetricAPICallExcess, "more calls than the plan: excess regression"},
-		{"leak_secret", variant{leak: true}, nil, StatusSafety, 3, "", "a canary in a tool result: safety, exit 3"},
-		{"stale", variant{stale: 2}, nil, StatusInconclusive, 5, "", "stale runs above the allowed share"},
-		{"stale_allowed", variant{stale: 2}, map[string]any{"max_stale_share": 0.5}, StatusPass, 0, "", "stale share within the configured maximum"},
-		{"verbose_tools", variant{tokens: 400}, nil, StatusRegression, 1, MetricTokenUsage, "tokens up more than 10%"},
-		{"verbose_tools_replayed", variant{verbose: true}, nil, StatusRegression, 1, MetricToolDefTokens, "recorded usage, longer definitions: the tool-definition tokens regress"},
-		{"verbose_tools_tolerated", variant{tokens: 400}, map[string]any{"token_usage_regression": 1.0}, StatusPass, 0, "", "a looser token threshold"},
-		{"wrong_answer", variant{wrongAP: true}, nil, StatusRegression, 1, MetricTaskSuccess, "task success drops below baseline"},
+		{"unchanged", variant{}, nil, StatusPass, "", "the same runs pass, latency noise included"},
+		{"extra_pagination", variant{extraPages: 3}, nil, StatusRegression, MetricAPICallExcess, "more calls than the plan: excess regression"},
+		{"leak_secret", variant{leak: true}, nil, StatusSafety, "", "a canary in a tool result: safety, exit 3"},
+		{"stale", variant{stale: 2}, nil, StatusInconclusive, "", "stale runs above the allowed share"},
+		{"stale_allowed", variant{stale: 2}, map[string]any{"max_stale_share": 0.5}, StatusPass, "", "stale share within the configured maximum"},
+		{"verbose_tools", variant{tokens: 400}, nil, StatusRegression, MetricTokenUsage, "tokens up more than 10%"},
+		{"verbose_tools_replayed", variant{verbose: true}, nil, StatusRegression, MetricToolDefTokens, "recorded usage, longer definitions: the tool-definition tokens regress"},
+		{"verbose_tools_tolerated", variant{tokens: 400}, map[string]any{"token_usage_regression": 1.0}, StatusPass, "", "a looser token threshold"},
+		{"wrong_answer", variant{wrongAP: true}, nil, StatusRegression, MetricTaskSuccess, "task success drops below baseline"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cur, _ := suiteRuns(t, tc.v)
@@ -123,8 +122,8 @@ func TestGateVerdicts(t *testing.T) {
 			g.TaskSuccessRate, g.ToolSelectionAccuracy = nil, nil
 			rep := BuildReport(&ReportInput{Stage: "core", Gate: g, Baseline: onlyServer(base, "reference"), Current: onlyServer(cur, "reference")})
 			v := rep.Verdict
-			if v.Status != tc.status || v.ExitCode != tc.exit {
-				t.Fatalf("%s: verdict %s exit %d, want %s exit %d; reasons %v; regressions %+v", tc.why, v.Status, v.ExitCode, tc.status, tc.exit, v.Reasons, v.Regressions)
+			if v.Status != tc.status {
+				t.Fatalf("%s: verdict %s, want %s; reasons %v; regressions %+v", tc.why, v.Status, tc.status, v.Reasons, v.Regressions)
 			}
 			if tc.metric != "" && (len(v.Regressions) == 0 || v.Regressions[0].Metric != tc.metric || !v.Regressions[0].Gating) {
 				t.Errorf("%s: first regression %+v, want gating %s", tc.why, v.Regressions, tc.metric)
@@ -209,6 +208,7 @@ func reportFixture(t testing.TB) *Report {
 		Meta: MetaFromRuns(runs),
 		Misses: []Miss{{Scenario: "read-001", Server: "reference", RunIndex: 0, Turn: 1,
 			Explanation: "tool get_client: description changed\n- Get one client\n+ Get one client, with all its details"}},
+		ExitCode: func(s Status) int { return map[Status]int{StatusInconclusive: 5}[s] }, // as the CLI maps it
 	})
 }
 

@@ -180,7 +180,7 @@ func (e *runEncoder) manifest(m *Manifest) {
 	}
 	if m.Outcome != "" {
 		e.key(&f, "outcome")
-		e.str(m.Outcome)
+		e.str(string(m.Outcome))
 	}
 	if m.Replays != nil {
 		e.key(&f, "replays")
@@ -309,7 +309,7 @@ func (e *runEncoder) event(ev *Event) {
 	if x := ev.Error; x != nil {
 		e.key(&f, "error")
 		e.out = append(e.out, `{"kind":`...)
-		e.str(x.Kind)
+		e.str(string(x.Kind))
 		e.out = append(e.out, `,"message":`...)
 		e.str(x.Message)
 		e.out = append(e.out, '}')

@@ -51,11 +51,27 @@ type Manifest struct {
 
 	Harness      string `json:"harness"`                 // bench version that produced the run
 	SystemPrompt string `json:"system_prompt,omitempty"` // version or hash of the agent's system prompt
-	// Outcome is how the run ended: "answered", "text", "max_turns",
-	// "error", "stale", "diverged", ... (the recorder and replayer own the
-	// vocabulary).
-	Outcome string `json:"outcome,omitempty"`
+	// Outcome is how the run ended.
+	Outcome Outcome `json:"outcome,omitempty"`
 }
+
+// Outcome is how a run ended. The words are part of the trace format.
+type Outcome string
+
+// The outcomes. A recording ends with one of the first four; a replay may
+// also end stale or diverged.
+const (
+	OutcomeAnswered Outcome = "answered"  // submit_result with a valid result
+	OutcomeText     Outcome = "text"      // a final text answer
+	OutcomeMaxTurns Outcome = "max_turns" // the turn budget ran out
+	OutcomeError    Outcome = "error"     // the server, the model or the harness failed
+	// OutcomeStale: a replay miss stopped the run (strict mode); the
+	// recording no longer says what the model would do.
+	OutcomeStale Outcome = "stale"
+	// OutcomeDiverged: a replay served recorded turns after a miss
+	// (lenient mode), or ran out of them.
+	OutcomeDiverged Outcome = "diverged"
+)
 
 // ScenarioRef names a scenario and the hash of its manifest's content.
 type ScenarioRef struct {
@@ -209,8 +225,35 @@ type Answer struct {
 
 // Error is a failure of the run (server crash, timeout, model error).
 type Error struct {
-	Kind    string `json:"kind"`
-	Message string `json:"message"`
+	Kind    ErrorKind `json:"kind"`
+	Message string    `json:"message"`
+}
+
+// ErrorKind classifies an error event. The words are part of the trace
+// format.
+type ErrorKind string
+
+// The error kinds.
+const (
+	ErrorStart          ErrorKind = "start"            // the server did not start
+	ErrorTimeout        ErrorKind = "timeout"          // the run's time ran out
+	ErrorModel          ErrorKind = "model"            // the model call failed (or a replay missed)
+	ErrorHarness        ErrorKind = "harness"          // bench could not build a request
+	ErrorCallTimeout    ErrorKind = "call_timeout"     // a tool call did not answer in time
+	ErrorResultTooLarge ErrorKind = "result_too_large" // a tool result over bench's limit
+	ErrorServerExited   ErrorKind = "server_exited"    // the server process exited mid-run
+	ErrorTransport      ErrorKind = "transport"        // the MCP session broke
+	ErrorJournalDropped ErrorKind = "journal_dropped"  // the fake Central's journal overflowed
+)
+
+// FirstError is the kind of the run's first error event, "" if it has none.
+func (r *Run) FirstError() ErrorKind {
+	for _, e := range r.Events {
+		if e.Kind == KindError && e.Error != nil {
+			return e.Error.Kind
+		}
+	}
+	return ""
 }
 
 // BodyJSON returns b as a JSON value for a trace: b itself when it is valid

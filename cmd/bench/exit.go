@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/mcpbench/bench/scoring"
 )
 
 // Exit codes. They are part of bench's interface: CI scripts branch on them,
@@ -17,6 +19,19 @@ const (
 	exitSetup        = 4 // a server, the fake Central or the store could not be set up
 	exitInconclusive = 5 // too many stale runs to decide
 )
+
+// verdictExit is the exit code of a gate verdict.
+func verdictExit(s scoring.Status) int {
+	switch s {
+	case scoring.StatusRegression:
+		return exitGateFailed
+	case scoring.StatusSafety:
+		return exitSafety
+	case scoring.StatusInconclusive:
+		return exitInconclusive
+	}
+	return exitOK
+}
 
 // exitError carries the exit code a command chose for its error.
 type exitError struct {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpbench/bench/scoring"
 	"github.com/mcpbench/bench/traces"
 )
 
@@ -92,6 +93,18 @@ func TestIsArgsError(t *testing.T) {
 	for _, tt := range tests {
 		if got := isArgsError(tt.err); got != tt.want {
 			t.Errorf("isArgsError(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
+}
+
+// TestVerdictExit pins the exit code of each gate verdict: CI scripts
+// branch on them (README, docs/cli.md).
+func TestVerdictExit(t *testing.T) {
+	for s, want := range map[scoring.Status]int{
+		scoring.StatusPass: 0, scoring.StatusRegression: 1, scoring.StatusSafety: 3, scoring.StatusInconclusive: 5,
+	} {
+		if got := verdictExit(s); got != want {
+			t.Errorf("verdictExit(%s) = %d, want %d", s, got, want)
 		}
 	}
 }

@@ -201,7 +201,7 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 				continue
 			}
 			sum.add(r.run)
-			prog.done(r.ref, r.run.Manifest.Outcome, r.run.Manifest.Outcome == recorder.OutcomeError)
+			prog.done(r.ref, string(r.run.Manifest.Outcome), r.run.Manifest.Outcome == traces.OutcomeError)
 		}
 	}()
 	newJob := func(j recordJob) *recorder.Job {
@@ -411,20 +411,17 @@ type recordSummary struct {
 
 func (s *recordSummary) add(run *traces.Run) {
 	s.recorded++
-	s.byOutcome[run.Manifest.Outcome]++
-	first := ""
+	s.byOutcome[string(run.Manifest.Outcome)]++
 	for _, e := range run.Events {
-		switch {
-		case e.Turn != nil:
+		if e.Turn != nil {
 			s.in += e.Turn.Usage.Input
 			s.out += e.Turn.Usage.Output
-		case e.Error != nil && first == "":
-			first = e.Error.Kind
 		}
 	}
-	if run.Manifest.Outcome == recorder.OutcomeError {
-		s.failures[first]++
-		if first == "start" {
+	if run.Manifest.Outcome == traces.OutcomeError {
+		first := run.FirstError()
+		s.failures[string(first)]++
+		if first == traces.ErrorStart {
 			s.startFailures++
 		}
 	}

@@ -219,7 +219,8 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 	type result struct {
 		skip            bool
 		ref             string
-		outcome, note   string
+		outcome         traces.Outcome
+		note            string
 		startFailed     bool
 		misses          []scoring.Miss
 		current, before *scoring.RunMetrics
@@ -256,7 +257,7 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 			return nil, setupErr(fmt.Errorf("storing the replay of %s: %w", r.ref, err))
 		}
 		r.replay = stored
-		res := &result{ref: r.ref, outcome: r.replay.Manifest.Outcome, startFailed: firstErrorKind(r.replay) == "start",
+		res := &result{ref: r.ref, outcome: r.replay.Manifest.Outcome, startFailed: r.replay.FirstError() == traces.ErrorStart,
 			misses: missRows(r, profile.Name), manifest: r.replay.Manifest}
 		if len(r.misses) > 0 {
 			res.note = fmt.Sprintf(" (%d miss(es), first at turn %d)", len(r.misses), r.misses[0].Turn)
@@ -482,7 +483,7 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 	rep := scoring.BuildReport(&scoring.ReportInput{
 		Title: "bench replay: " + label, Stage: opts.stage,
 		Current: current, Baseline: base, BaselineLabel: baseLabel, CurrentLabel: "replay (" + profile.Name + ")",
-		Gate: gate, Meta: scoring.MetaFromRuns(manifests), Misses: foldMisses(misses),
+		Gate: gate, Meta: scoring.MetaFromRuns(manifests), Misses: foldMisses(misses), ExitCode: verdictExit,
 	})
 	if err := writeReplayReports(a, opts, rep); err != nil {
 		return err
@@ -594,8 +595,8 @@ func replayOne(ctx context.Context, rec *recorder.Recorder, clock *replayer.Cloc
 	if err != nil {
 		return err
 	}
-	if _, diverged := m.Diverged(); diverged && run.Manifest.Outcome != replayer.OutcomeStale {
-		run.Manifest.Outcome = replayer.OutcomeDiverged
+	if _, diverged := m.Diverged(); diverged && run.Manifest.Outcome != traces.OutcomeStale {
+		run.Manifest.Outcome = traces.OutcomeDiverged
 	}
 	r.replay, r.misses = run, m.Misses()
 	return nil
@@ -622,15 +623,6 @@ func recordedSampling(run *traces.Run) llm.Sampling {
 	}
 	m := run.Manifest.Model
 	return llm.Sampling{Temperature: m.Temperature, TopP: m.TopP, MaxTokens: m.MaxTokens}
-}
-
-func firstErrorKind(run *traces.Run) string {
-	for _, e := range run.Events {
-		if e.Kind == traces.KindError && e.Error != nil {
-			return e.Error.Kind
-		}
-	}
-	return ""
 }
 
 // missRows collects a replay's misses, one row per run and turn.

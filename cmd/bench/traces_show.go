@@ -95,7 +95,7 @@ func printRun(w io.Writer, ref string, run *traces.Run, full bool) {
 	if !m.StartedAt.IsZero() {
 		fmt.Fprintf(w, "  started %s", m.StartedAt.UTC().Format(time.RFC3339))
 	}
-	fmt.Fprintf(w, "  outcome %s\n", orDash(m.Outcome))
+	fmt.Fprintf(w, "  outcome %s\n", orDash(string(m.Outcome)))
 	var in, out int
 	for _, e := range run.Events {
 		fmt.Fprintf(w, "  %8s  ", fmtUS(e.AtUS))

@@ -137,7 +137,7 @@ writes_env: {CENTRAL_WRITES: "1"}
 				if err != nil {
 					b.Fatal(err)
 				}
-				if run.Manifest.Outcome == recorder.OutcomeError {
+				if run.Manifest.Outcome == traces.OutcomeError {
 					b.Fatalf("run %d: error outcome", i)
 				}
 				stored <- run
