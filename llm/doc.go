@@ -24,28 +24,12 @@
 // # Request encoding
 //
 // A Request encodes to JSON deterministically: struct fields in declaration
-// order, slices in order, no Go map is ever iterated into the output.
-// [Request.Canonical] additionally applies the normalisation rules below so
-// that two requests a live run would consider the same produce the same
-// bytes; the recorder canonicalises those bytes once more (RFC 8785 style)
-// and hashes them into the request key.
-//
-// Normalisation rules (version [EncodingVersion]):
-//
-//  1. Tool-call ids are volatile (providers mint random ones such as
-//     "call_8fK2..." or "toolu_01..."). They are renamed "call_1", "call_2",
-//     ... in order of first appearance, walking messages in order and, within
-//     an assistant message, its tool calls in order; tool-result messages
-//     are renamed through the same table. An id seen only in a tool result
-//     gets the next number too.
-//  2. Embedded JSON (tool arguments, input schemas) is re-encoded compactly
-//     with object keys sorted and numbers kept as written.
-//  3. Text (system prompt, message content, descriptions) is kept byte for
-//     byte: the fake Central has a fixed clock and seeded ids, so tool
-//     results are already stable.
+// order, slices in order, no Go map is ever iterated into the output. How a
+// trace stores a request, and the request key replay matches turns on, are
+// defined in package llm/reqkey.
 //
 // The non-live models (baseline, oracle) mint deterministic tool-call ids
-// themselves, so their traces are byte-stable even before normalisation.
+// themselves, so their requests are byte-stable run after run.
 //
 // # Usage accounting
 //

@@ -56,6 +56,35 @@ type Message struct {
 	IsError bool `json:"is_error,omitempty"`
 }
 
+// Equal reports whether m and o are the same message. Equal strings and
+// byte slices compare their pointers first, so comparing a message with
+// itself costs little.
+func (m *Message) Equal(o *Message) bool {
+	if m.Role != o.Role || m.Content != o.Content || m.ToolCallID != o.ToolCallID || m.IsError != o.IsError || len(m.ToolCalls) != len(o.ToolCalls) {
+		return false
+	}
+	for i := range m.ToolCalls {
+		x, y := &m.ToolCalls[i], &o.ToolCalls[i]
+		if x.ID != y.ID || x.Name != y.Name || x.InvalidArguments != y.InvalidArguments || !bytes.Equal(x.Arguments, y.Arguments) {
+			return false
+		}
+	}
+	return true
+}
+
+// CommonPrefix is how many of the first messages of a and b are equal: an
+// agent loop's requests only grow, so a request's messages usually begin
+// with all of the last request's.
+func CommonPrefix(a, b []Message) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if !a[i].Equal(&b[i]) {
+			return i
+		}
+	}
+	return n
+}
+
 // ToolCall is one call of a tool by the model.
 type ToolCall struct {
 	ID   string `json:"id"`

@@ -1,17 +1,16 @@
 package recorder
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/mcpbench/bench/llm"
+	"github.com/mcpbench/bench/llm/reqkey"
 	"github.com/mcpbench/bench/traces"
 )
 
@@ -37,67 +36,6 @@ func SystemPromptID() string {
 
 // SubmitDescription is the description of the harness tool llm.SubmitTool.
 const SubmitDescription = "Submit the final result of the task. Call it once, at the end, with the result in the structure of this tool's input schema."
-
-// keyDoc is what a request key hashes. Its fields are part of the trace
-// format: changing them changes every key.
-type keyDoc struct {
-	Encoding string          `json:"encoding"`
-	Provider string          `json:"provider"`
-	Model    string          `json:"model"`
-	Scenario string          `json:"scenario"`
-	RunIndex int             `json:"run_index"`
-	Request  json.RawMessage `json:"request"`
-}
-
-// RequestKey is the key replay matches a turn on: the SHA-256 of the
-// canonical form of req (llm.Request.Canonical) with the provider and name
-// of the model that was recorded, the scenario id and the run index, so
-// repeats of a scenario never collapse into one answer.
-func RequestKey(provider, model string, req *llm.Request, scenario string, runIndex int) (traces.ID, error) {
-	b, err := req.Canonical()
-	if err != nil {
-		return traces.ID{}, fmt.Errorf("request key: %w", err)
-	}
-	doc, err := keyBytes(keyDoc{Encoding: llm.EncodingVersion, Provider: provider, Model: model,
-		Scenario: scenario, RunIndex: runIndex, Request: b})
-	if err != nil {
-		return traces.ID{}, fmt.Errorf("request key: %w", err)
-	}
-	return traces.Hash(doc), nil
-}
-
-// keyBytes is traces.Marshal(d), spelled out: encoding/json would
-// re-validate and re-compact the embedded request (the bulk of the bytes)
-// before canonicalisation parses it again, which tripled the cost of a key.
-func keyBytes(d keyDoc) ([]byte, error) {
-	req, err := traces.Canonical(d.Request)
-	if err != nil {
-		return nil, err
-	}
-	return keyDocBytes(d, req), nil
-}
-
-// keyDocBytes is the canonical encoding of d with the canonical request req
-// in place of d.Request.
-func keyDocBytes(d keyDoc, req []byte) []byte {
-	str := func(s string) []byte { b, _ := traces.Marshal(s); return b }
-	var buf bytes.Buffer
-	buf.Grow(len(req) + 200)
-	buf.WriteString(`{"encoding":`)
-	buf.Write(str(d.Encoding))
-	buf.WriteString(`,"model":`)
-	buf.Write(str(d.Model))
-	buf.WriteString(`,"provider":`)
-	buf.Write(str(d.Provider))
-	buf.WriteString(`,"request":`)
-	buf.Write(req)
-	buf.WriteString(`,"run_index":`)
-	buf.WriteString(strconv.Itoa(d.RunIndex))
-	buf.WriteString(`,"scenario":`)
-	buf.Write(str(d.Scenario))
-	buf.WriteString(`}`)
-	return buf.Bytes()
-}
 
 // ToolResult is what executing one tool call gave.
 type ToolResult struct {
@@ -126,19 +64,22 @@ type Executor func(ctx context.Context, index int, call llm.ToolCall) ToolResult
 
 // Loop is the agent loop, independent of how tools run: the recorder
 // executes them on a live server, a test may execute them in memory. The
-// replayer passes its own Model (serving recorded turns) and observes
-// every request through OnRequest.
+// replayer passes its own Model, serving recorded turns.
 type Loop struct {
 	Model llm.Model
-	// Provider and ModelName identify the recorded model in request keys
-	// (in a replay, the model that was recorded, not the replaying one).
-	Provider, ModelName string
-	System              string // default SystemPrompt
-	Intent              string
-	Tools               []llm.Tool // the server's tools, after the adapter
-	// toolsEnc, when set, is Tools encoded (the recorder keeps one per
-	// server session); else Run encodes them once.
-	toolsEnc *encodedTools
+	// Key is the scope of the requests' keys: the recorded model (in a
+	// replay, the model that was recorded, not the replaying one), the
+	// scenario and the run index.
+	Key reqkey.Scope
+	// ToolCache, when set, encodes tool definitions once across runs (the
+	// recorder keeps one); else the loop encodes them once per run.
+	ToolCache *reqkey.ToolCache
+	System    string // default SystemPrompt
+	Intent    string
+	Tools     []llm.Tool // the server's tools, after the adapter
+	// toolsJSON, when set, is json.Marshal(Tools) (the recorder keeps one
+	// per server session), for estimating usage.
+	toolsJSON []byte
 	// ResultSchema is submit_result's input schema (a JSON object); nil
 	// offers no submit_result.
 	ResultSchema json.RawMessage
@@ -146,16 +87,11 @@ type Loop struct {
 	ValidateResult func(args json.RawMessage) error
 	Sampling       llm.Sampling
 	MaxTurns       int
-	Scenario       string
-	RunIndex       int
 	Exec           Executor
 	// TurnTimeout bounds one model call; 0 means no bound beyond ctx.
 	TurnTimeout time.Duration
 	// Now measures latencies; default time.Now.
 	Now func() time.Time
-	// OnRequest, if set, sees every request with its key before the model
-	// does.
-	OnRequest func(turn int, req *llm.Request, key traces.ID)
 	// Emit receives the events as they happen: turns, calls, the answer,
 	// errors. at is the time the event started.
 	Emit func(at time.Time, e traces.Event)
@@ -174,23 +110,8 @@ func (l *Loop) Run(ctx context.Context) traces.Outcome {
 		system = SystemPrompt
 	}
 	tools := append([]llm.Tool(nil), l.Tools...)
-	enc := l.toolsEnc
-	if enc == nil || enc.n != len(l.Tools) {
-		var err error
-		if enc, err = encodeTools(l.Tools); err != nil {
-			l.Emit(now(), traces.Event{Kind: traces.KindError, Error: &traces.Error{Kind: traces.ErrorHarness, Message: "encoding the tools: " + err.Error()}})
-			return traces.OutcomeError
-		}
-	}
 	if l.ResultSchema != nil {
-		submit := llm.Tool{Name: llm.SubmitTool, Description: SubmitDescription, InputSchema: l.ResultSchema}
-		tools = append(tools, submit)
-		se, err := encodeTools([]llm.Tool{submit})
-		if err != nil {
-			l.Emit(now(), traces.Event{Kind: traces.KindError, Error: &traces.Error{Kind: traces.ErrorHarness, Message: "encoding " + llm.SubmitTool + ": " + err.Error()}})
-			return traces.OutcomeError
-		}
-		enc = enc.join(se)
+		tools = append(tools, llm.Tool{Name: llm.SubmitTool, Description: SubmitDescription, InputSchema: l.ResultSchema})
 	}
 	known := map[string]bool{}
 	for _, t := range l.Tools {
@@ -199,7 +120,7 @@ func (l *Loop) Run(ctx context.Context) traces.Outcome {
 	req := &llm.Request{System: system, Messages: []llm.Message{{Role: llm.RoleUser, Content: l.Intent}},
 		Tools: tools, Sampling: l.Sampling}
 	calls := 0
-	renc := newReqEncoder(enc)
+	enc := reqkey.NewEncoder(l.Key, l.ToolCache)
 	var est *usageEstimator // for a model that reports no usage
 	fail := func(at time.Time, kind traces.ErrorKind, msg string) {
 		l.Emit(at, traces.Event{Kind: traces.KindError, Error: &traces.Error{Kind: kind, Message: msg}})
@@ -210,13 +131,10 @@ func (l *Loop) Run(ctx context.Context) traces.Outcome {
 	}
 	for turn := 0; turn < maxTurns; turn++ {
 		// The turn index is implied by the messages, so it is not a field.
-		key, reqJSON, err := renc.encode(l.Provider, l.ModelName, req, l.Scenario, l.RunIndex)
+		reqJSON, key, err := enc.Encode(req)
 		if err != nil {
 			fail(now(), traces.ErrorHarness, err.Error())
 			return traces.OutcomeError
-		}
-		if l.OnRequest != nil {
-			l.OnRequest(turn, req, key)
 		}
 		start := now()
 		tctx, cancel := ctx, context.CancelFunc(func() {})
@@ -245,7 +163,7 @@ func (l *Loop) Run(ctx context.Context) traces.Outcome {
 			// The model reports no usage (offline models): estimate it, so
 			// token figures mean the same for every model.
 			if est == nil {
-				est = newUsageEstimator(system, enc.json)
+				est = newUsageEstimator(system, l.toolsJSONOf(tools))
 			}
 			usage.Input, usage.Output = est.estimate(req, respJSON)
 			usage.Estimated = true
@@ -320,6 +238,25 @@ func (l *Loop) Run(ctx context.Context) traces.Outcome {
 		}
 	}
 	return traces.OutcomeMaxTurns
+}
+
+// toolsJSONOf is json.Marshal(tools), where tools are l.Tools followed by
+// the harness's tools: the recorder's encoding of l.Tools (one per server
+// session) saves encoding them again on every run.
+func (l *Loop) toolsJSONOf(tools []llm.Tool) []byte {
+	n := len(l.Tools)
+	if l.toolsJSON == nil || n == 0 || len(tools) < n {
+		b, _ := json.Marshal(tools)
+		return b
+	}
+	if len(tools) == n {
+		return l.toolsJSON
+	}
+	rest, _ := json.Marshal(tools[n:])
+	out := make([]byte, 0, len(l.toolsJSON)+len(rest))
+	out = append(out, l.toolsJSON[:len(l.toolsJSON)-1]...)
+	out = append(out, ',')
+	return append(out, rest[1:]...)
 }
 
 func attemptsOf(r *llm.Response) int {

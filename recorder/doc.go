@@ -24,10 +24,10 @@
 //     result, the model answers in text, or the turn budget runs out. A call
 //     to an unknown tool, or with arguments that fail the tool's input
 //     schema, is recorded as invalid and returned to the model as an error.
-//   - The request key ([RequestKey]) of a turn is the SHA-256 of the
-//     canonical request (llm.Request.Canonical) together with the recorded
-//     model's provider and name, the scenario id and the run index. Replay
-//     matches on it.
+//   - The request key of a turn (package llm/reqkey, defined in
+//     docs/architecture.md) hashes the request with the recorded model's
+//     provider and name, the scenario id and the run index. Replay matches
+//     on it.
 //   - Attribution: the recorder marks the tool call in flight in the fake
 //     Central (BeginToolCall); every request the fake journals carries that
 //     index, and requests before the first tool call are boot calls.
@@ -64,8 +64,9 @@
 // The replayer drives the same loop with its own llm.Model: it builds a
 // Job with the recorded run's ModelRef, Sampling and RunIndex, Mode
 // traces.ModeReplay and Replays set, and calls Recorder.Run. Every request
-// reaches its Model exactly as a live run would build it, and OnRequest
-// sees it with its key (RequestKey) first. A Model error that has an
+// reaches its Model exactly as a live run would build it; the Model keys it
+// as the loop does (llm/reqkey) and serves the recorded turn whose key it
+// has. A Model error that has an
 // Outcome() traces.Outcome method ends the run with that outcome ("stale"); the
 // caller may set Manifest.Outcome ("diverged") before storing the run.
 //

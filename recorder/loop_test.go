@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpbench/bench/llm"
+	"github.com/mcpbench/bench/llm/reqkey"
 	"github.com/mcpbench/bench/traces"
 )
 
@@ -78,8 +79,8 @@ func TestLoop(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			m := &script{responses: c.responses, err: c.modelErr}
 			var events []traces.Event
-			var keys []traces.ID
-			l := &Loop{Model: m, Provider: "test", ModelName: "test:script", Intent: "Is the network fine?",
+			scope := reqkey.Scope{Provider: "test", Model: "test:script", Scenario: "s-1", RunIndex: 3}
+			l := &Loop{Model: m, Key: scope, Intent: "Is the network fine?",
 				Tools:        []llm.Tool{{Name: "get_status", InputSchema: json.RawMessage(`{"type":"object"}`)}},
 				ResultSchema: json.RawMessage(`{"type":"object","required":["status"]}`),
 				ValidateResult: func(args json.RawMessage) error {
@@ -88,10 +89,9 @@ func TestLoop(t *testing.T) {
 					}
 					return nil
 				},
-				MaxTurns: c.maxTurns, Scenario: "s-1", RunIndex: 3, Exec: echo,
-				Now:       func() time.Time { return time.Unix(0, 0) },
-				OnRequest: func(_ int, _ *llm.Request, k traces.ID) { keys = append(keys, k) },
-				Emit:      func(_ time.Time, e traces.Event) { events = append(events, e) },
+				MaxTurns: c.maxTurns, Exec: echo,
+				Now:  func() time.Time { return time.Unix(0, 0) },
+				Emit: func(_ time.Time, e traces.Event) { events = append(events, e) },
 			}
 			if got := l.Run(context.Background()); got != c.outcome {
 				t.Errorf("%s: outcome %q, want %q", c.why, got, c.outcome)
@@ -109,8 +109,11 @@ func TestLoop(t *testing.T) {
 			if strings.Join(invalid, "|") != strings.Join(c.invalid, "|") {
 				t.Errorf("%s: invalid calls %q, want %q", c.why, invalid, c.invalid)
 			}
-			if len(turnKeys) > len(keys) || fmt.Sprint(turnKeys) != fmt.Sprint(keys[:len(turnKeys)]) {
-				t.Errorf("%s: OnRequest keys %v differ from the turns' keys %v", c.why, keys, turnKeys)
+			// Each turn is keyed by the request the model was given.
+			for i, k := range turnKeys {
+				if want, err := reqkey.Key(scope, m.seen[i]); err != nil || k != want {
+					t.Errorf("%s: turn %d has key %s, the request it sent has %s (%v)", c.why, i, k.Short(), want.Short(), err)
+				}
 			}
 			if c.toolMsgs != nil {
 				last := m.seen[len(m.seen)-1]
@@ -133,50 +136,5 @@ func TestLoop(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestRequestKey: tool-call ids are volatile and do not change the key; the
-// scenario, the run index and the recorded model do.
-func TestRequestKey(t *testing.T) {
-	req := func(id string) *llm.Request {
-		return &llm.Request{System: SystemPrompt, Messages: []llm.Message{
-			{Role: llm.RoleUser, Content: "x"},
-			{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: id, Name: "t", Arguments: json.RawMessage(`{"b":1,"a":2}`)}}},
-			{Role: llm.RoleTool, ToolCallID: id, Content: "{}"},
-		}, Tools: []llm.Tool{{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}}}
-	}
-	k := func(provider, model string, r *llm.Request, sc string, i int) traces.ID {
-		id, err := RequestKey(provider, model, r, sc, i)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return id
-	}
-	base := k("openai", "openai:gpt", req("call_8fK2"), "s", 0)
-	if k("openai", "openai:gpt", req("call_zz9"), "s", 0) != base {
-		t.Error("a different tool-call id changed the key")
-	}
-	for _, other := range []traces.ID{k("openai", "openai:gpt", req("a"), "s", 1), k("openai", "openai:gpt", req("a"), "t", 0), k("anthropic", "anthropic:c", req("a"), "s", 0)} {
-		if other == base {
-			t.Error("run index, scenario or model did not change the key")
-		}
-	}
-}
-
-// TestKeyBytes pins the hand-written key encoding to traces.Marshal.
-func TestKeyBytes(t *testing.T) {
-	d := keyDoc{Encoding: llm.EncodingVersion, Provider: "open<ai>", Model: "m\u00e9\"x", Scenario: "s&1", RunIndex: 12,
-		Request: json.RawMessage(`{"z":1,"a":[{"y":"\u00e9","b":2.50}],"tools":[]}`)}
-	want, err := traces.Marshal(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := keyBytes(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("keyBytes = %s\nwant       %s", got, want)
 	}
 }

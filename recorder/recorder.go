@@ -21,6 +21,7 @@ import (
 
 	"github.com/mcpbench/bench/fakecentral"
 	"github.com/mcpbench/bench/llm"
+	"github.com/mcpbench/bench/llm/reqkey"
 	"github.com/mcpbench/bench/scenarios"
 	"github.com/mcpbench/bench/traces"
 )
@@ -127,6 +128,7 @@ type Recorder struct {
 	starting sync.WaitGroup
 	fixtures map[string]*fakecentral.Fixture // parsed once: a fake only reads its fixture
 	preps    map[*scenarios.Scenario]*scenarioPrep
+	keys     *reqkey.ToolCache // tool definitions encoded for request keys, across runs
 }
 
 // fixture loads a fixture bundle once per Recorder.
@@ -193,7 +195,7 @@ type toolSet struct {
 	model    []llm.Tool        // after the adapter; read-only
 	toServer map[string]string // model name -> server name; read-only
 	listed   json.RawMessage   // the tools event: the MCP tools, renamed
-	enc      *encodedTools     // model, encoded for the agent loop
+	json     []byte            // json.Marshal(model), for the loop's usage estimates
 }
 
 // toolSet returns the session's tools after p's adapter, built on first
@@ -230,7 +232,7 @@ func (c *conn) toolSet(p *Profile) *toolSet {
 		ts.listed = c
 	}
 	// A list that does not encode is left to the loop, which reports it.
-	ts.enc, _ = encodeTools(ts.model)
+	ts.json, _ = json.Marshal(ts.model)
 	c.ts = ts
 	return ts
 }
@@ -246,7 +248,8 @@ type slot struct {
 func New(o *Options) *Recorder {
 	bg, stop := context.WithCancel(context.Background())
 	return &Recorder{opts: o.withDefaults(), idle: map[string][]*slot{}, fixtures: map[string]*fakecentral.Fixture{},
-		preps: map[*scenarios.Scenario]*scenarioPrep{}, pending: map[string][]*prestart{}, bg: bg, stopBg: stop}
+		preps: map[*scenarios.Scenario]*scenarioPrep{}, pending: map[string][]*prestart{}, bg: bg, stopBg: stop,
+		keys: reqkey.NewToolCache()}
 }
 
 // Close stops every server kept for reuse or started ahead.
@@ -406,8 +409,6 @@ type Job struct {
 	// Replays.
 	Mode    traces.Mode
 	Replays *traces.ID
-	// OnRequest, if set, sees every model request with its key.
-	OnRequest func(turn int, req *llm.Request, key traces.ID)
 }
 
 // Ref is the conventional ref name of the job's run.
@@ -540,10 +541,10 @@ func (r *Recorder) Run(ctx context.Context, job *Job) (*traces.Run, error) {
 		return ToolResult{Result: raw, IsError: res.IsError, Content: resultText(res)}
 	}
 	loop := &Loop{
-		Model: job.Model, Provider: mref.Provider, ModelName: mref.Name,
-		Intent: sc.Intent, Tools: modelTools, toolsEnc: ts.enc, ResultSchema: resultSchema, ValidateResult: validate,
-		Sampling: job.Sampling, MaxTurns: sc.Turns(), Scenario: sc.ID, RunIndex: job.RunIndex,
-		Exec: exec, TurnTimeout: o.TurnTimeout, Now: o.Now, OnRequest: job.OnRequest,
+		Model: job.Model, Key: reqkey.Scope{Provider: mref.Provider, Model: mref.Name, Scenario: sc.ID, RunIndex: job.RunIndex},
+		ToolCache: r.keys, Intent: sc.Intent, Tools: modelTools, toolsJSON: ts.json, ResultSchema: resultSchema, ValidateResult: validate,
+		Sampling: job.Sampling, MaxTurns: sc.Turns(),
+		Exec: exec, TurnTimeout: o.TurnTimeout, Now: o.Now,
 		Emit: func(at time.Time, e traces.Event) {
 			pos := rc.emit(at, e)
 			if e.Kind == traces.KindCall {

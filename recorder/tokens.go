@@ -165,7 +165,7 @@ func newUsageEstimator(system string, tools []byte) *usageEstimator {
 
 func (e *usageEstimator) estimate(req *llm.Request, resp []byte) (in, out int) {
 	in = e.fixed
-	n := unchangedPrefix(e.msgs, req.Messages)
+	n := llm.CommonPrefix(e.msgs, req.Messages)
 	e.msgs, e.counts = e.msgs[:n], e.counts[:n]
 	for i := range req.Messages {
 		if i >= n {

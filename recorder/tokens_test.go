@@ -93,3 +93,21 @@ func cuts(b []byte) []int {
 	}
 	return out
 }
+
+func sampleRequest() *llm.Request {
+	temp, seed := 0.2, int64(7)
+	return &llm.Request{
+		System: SystemPrompt + " <&> \u2028 é",
+		Messages: []llm.Message{
+			{Role: llm.RoleUser, Content: "List the <down> APs & their sites"},
+			{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "call_x9", Name: "list_aps", Arguments: json.RawMessage(`{ "status" : "Down", "limit": 1.50e2 }`)}}},
+			{Role: llm.RoleTool, ToolCallID: "call_x9", Content: `{"items":[{"serial":"CN1","name":"AP <1>"}]}`, IsError: true},
+		},
+		Tools: []llm.Tool{
+			{Name: "list_aps", Description: "List APs. Filters: site, <status>.", InputSchema: json.RawMessage(`{"type":"object","properties":{"status":{"enum":["Up","Down"],"description":"é & <b>"}},"required":["status"]}`)},
+			{Name: llm.SubmitTool, Description: SubmitDescription, InputSchema: json.RawMessage(`{"type":"object","properties":{"aps":{"type":"array"}}}`)},
+		},
+		ToolChoice: llm.ToolChoice{Mode: llm.ToolChoiceAuto},
+		Sampling:   llm.Sampling{Temperature: &temp, Seed: &seed, MaxTokens: 512},
+	}
+}

@@ -8,7 +8,8 @@
 //     recorder's agent loop drives it exactly as it drives a live model: at
 //     turn i the loop builds the request a live run would send (the pull
 //     request's tool definitions, the pull request's tool results) and
-//     hands its request key to [Model.Observe] before calling Generate.
+//     calls Generate; the Model computes the request's key (llm/reqkey) in
+//     the recorded run's scope, as the recording computed its own.
 //   - A hit: the key equals recorded turn i's key. The recorded response is
 //     served with its recorded usage; its recorded latency is carried as
 //     data (the [Clock] jumps by it), never waited for.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcpbench/bench/llm"
+	"github.com/mcpbench/bench/llm/reqkey"
 	"github.com/mcpbench/bench/traces"
 )
 
@@ -107,11 +108,11 @@ const maxDetail = 12
 // prompt, sampling, tool choice, tools (removed, added, changed, by name in
 // the order of the recorded then the live list), messages.
 func Explain(recorded, live *llm.Request) ([]Difference, error) {
-	rec, err := recorded.Normalized()
+	rec, err := reqkey.Normalized(recorded)
 	if err != nil {
 		return nil, fmt.Errorf("recorded request: %w", err)
 	}
-	cur, err := live.Normalized()
+	cur, err := reqkey.Normalized(live)
 	if err != nil {
 		return nil, fmt.Errorf("live request: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpbench/bench/llm"
+	"github.com/mcpbench/bench/llm/reqkey"
 	"github.com/mcpbench/bench/recorder"
 	"github.com/mcpbench/bench/replayer"
 	"github.com/mcpbench/bench/traces"
@@ -33,13 +34,14 @@ func (s *scripted) Generate(_ context.Context, req *llm.Request) (*llm.Response,
 
 // loopRun runs recorder's agent loop in memory (no server) with model m
 // and tools answering with result, and returns the run.
-func loopRun(t *testing.T, m llm.Model, tools []llm.Tool, result string, observe func(int, *llm.Request, traces.ID), now func() time.Time) *traces.Run {
+func loopRun(t *testing.T, m llm.Model, tools []llm.Tool, result string, now func() time.Time) *traces.Run {
 	t.Helper()
-	run := &traces.Run{Manifest: traces.Manifest{Format: traces.FormatVersion, Model: traces.ModelRef{Provider: "openai", Name: "openai:scripted"}}}
+	run := &traces.Run{Manifest: traces.Manifest{Format: traces.FormatVersion, Model: traces.ModelRef{Provider: "openai", Name: "openai:scripted"},
+		Scenario: traces.ScenarioRef{ID: "wlan-change-001"}, RunIndex: 2}}
 	start := now()
 	l := &recorder.Loop{
-		Model: m, Provider: "openai", ModelName: "openai:scripted", Intent: "Is the corp WLAN on WPA3?",
-		Tools: tools, Scenario: "wlan-change-001", RunIndex: 2, Now: now, OnRequest: observe,
+		Model: m, Key: reqkey.Scope{Provider: "openai", Model: "openai:scripted", Scenario: "wlan-change-001", RunIndex: 2},
+		Intent: "Is the corp WLAN on WPA3?", Tools: tools, Now: now,
 		Exec: func(_ context.Context, _ int, _ llm.ToolCall) recorder.ToolResult {
 			return recorder.ToolResult{Content: result, Result: json.RawMessage(`{}`)}
 		},
@@ -70,7 +72,7 @@ func TestReplayThroughTheAgentLoop(t *testing.T) {
 	tick := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	slow := func() time.Time { tick = tick.Add(1500 * time.Millisecond); return tick }
 	result := `{"ssid":"corp","security":"wpa3","vlan":10}`
-	recorded := loopRun(t, model, wlanTools("Get a WLAN."), result, nil, slow)
+	recorded := loopRun(t, model, wlanTools("Get a WLAN."), result, slow)
 	if recorded.Manifest.Outcome != traces.OutcomeText {
 		t.Fatalf("recording ended %q: %+v", recorded.Manifest.Outcome, recorded.Events[len(recorded.Events)-1].Error)
 	}
@@ -90,7 +92,7 @@ func TestReplayThroughTheAgentLoop(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		replay := loopRun(t, m, wlanTools("Get a WLAN."), result, m.Observe, clock.Now)
+		replay := loopRun(t, m, wlanTools("Get a WLAN."), result, clock.Now)
 		if len(m.Misses()) != 0 || replay.Manifest.Outcome != traces.OutcomeText {
 			t.Fatalf("misses %v, outcome %q", m.Misses(), replay.Manifest.Outcome)
 		}
@@ -101,7 +103,7 @@ func TestReplayThroughTheAgentLoop(t *testing.T) {
 	})
 	t.Run("changed tool result", func(t *testing.T) {
 		m, _ := replayer.New(recorded, nil)
-		replay := loopRun(t, m, wlanTools("Get a WLAN."), `{"ssid":"corp","security":"wpa2","vlan":10}`, m.Observe, time.Now)
+		replay := loopRun(t, m, wlanTools("Get a WLAN."), `{"ssid":"corp","security":"wpa2","vlan":10}`, time.Now)
 		if replay.Manifest.Outcome != traces.OutcomeStale {
 			t.Fatalf("outcome %q, want stale", replay.Manifest.Outcome)
 		}
@@ -119,7 +121,7 @@ func TestReplayThroughTheAgentLoop(t *testing.T) {
 	})
 	t.Run("changed description, lenient", func(t *testing.T) {
 		m, _ := replayer.New(recorded, &replayer.Options{Mode: replayer.Lenient})
-		replay := loopRun(t, m, wlanTools("Get one WLAN profile by SSID."), result, m.Observe, time.Now)
+		replay := loopRun(t, m, wlanTools("Get one WLAN profile by SSID."), result, time.Now)
 		at, diverged := m.Diverged()
 		if !diverged || at != 0 || replay.Manifest.Outcome != traces.OutcomeText || len(m.Misses()) != 2 {
 			t.Fatalf("diverged %t at %d, outcome %q, misses %d; want diverged at 0, text, 2 misses", diverged, at, replay.Manifest.Outcome, len(m.Misses()))

@@ -1,7 +1,6 @@
 package replayer
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpbench/bench/llm"
+	"github.com/mcpbench/bench/llm/reqkey"
 	"github.com/mcpbench/bench/traces"
 )
 
@@ -49,6 +49,10 @@ type Options struct {
 	// paused while the model is asked and resumed when its answer goes
 	// back to the loop. Default none.
 	Clock *Clock
+	// ToolCache, when set, is shared by the request keys of many Models
+	// (the tool list of a server is then encoded once, not once per run).
+	// Default: the Model's own.
+	ToolCache *reqkey.ToolCache
 }
 
 // recordedTurn is one model.turn of the recorded run, decoded.
@@ -68,8 +72,8 @@ type Model struct {
 	turns []recordedTurn
 
 	mu         sync.Mutex
-	observed   map[int]traces.ID // turn -> live key, from Observe
-	next       int               // index of the next Generate call
+	keys       *reqkey.Encoder // the live requests' keys, as the recording computed its own
+	next       int             // index of the next Generate call
 	misses     []Miss
 	divergedAt int // first miss served anyway (Lenient), -1 if none
 	live       bool
@@ -95,7 +99,9 @@ func New(run *traces.Run, o *Options) (*Model, error) {
 	if opts.Mode == Live && opts.Live == nil {
 		return nil, errors.New("replayer: live mode needs a live model")
 	}
-	m := &Model{name: run.Manifest.Model.Name, opts: opts, observed: map[int]traces.ID{}, divergedAt: -1}
+	man := run.Manifest
+	scope := reqkey.Scope{Provider: man.Model.Provider, Model: man.Model.Name, Scenario: man.Scenario.ID, RunIndex: man.RunIndex}
+	m := &Model{name: man.Model.Name, opts: opts, keys: reqkey.NewEncoder(scope, opts.ToolCache), divergedAt: -1}
 	for i, e := range run.Events {
 		if e.Kind != traces.KindTurn || e.Turn == nil {
 			continue
@@ -116,16 +122,6 @@ func (m *Model) Name() string { return m.name }
 // Turns is the number of recorded turns.
 func (m *Model) Turns() int { return len(m.turns) }
 
-// Observe receives the key of the request the loop built for turn
-// (recorder.Job.OnRequest). Without it, Generate compares the canonical
-// requests instead of the keys.
-func (m *Model) Observe(turn int, _ *llm.Request, key traces.ID) {
-	m.opts.Clock.Pause()
-	m.mu.Lock()
-	m.observed[turn] = key
-	m.mu.Unlock()
-}
-
 // MissError is the error Generate returns when a miss stops the run. Its
 // Outcome is the run's outcome: "stale" in Strict mode, "diverged" when a
 // lenient replay has nothing left to serve.
@@ -140,17 +136,19 @@ func (e *MissError) Error() string { return "replay miss at " + e.Miss.Summary()
 func (e *MissError) Outcome() traces.Outcome { return e.outcome }
 
 // Generate answers turn i (the i-th call) with recorded turn i when the
-// request matches, and handles a miss by the mode.
+// key of req (in the recorded run's scope: its model, scenario and run
+// index) is the recorded turn's, and handles a miss by the mode.
 func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	m.opts.Clock.Pause()
 	m.mu.Lock()
 	i := m.next
 	m.next++
 	live := m.live
-	key, haveKey := m.observed[i]
-	delete(m.observed, i)
+	key, err := m.keys.Key(req)
 	m.mu.Unlock()
-
+	if err != nil {
+		return nil, fmt.Errorf("replay turn %d: %w", i, err)
+	}
 	if live {
 		return m.generateLive(ctx, req)
 	}
@@ -158,18 +156,7 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	if i < len(m.turns) {
 		rec = &m.turns[i]
 	}
-	hit := false
-	if rec != nil {
-		if haveKey {
-			hit = key == rec.key
-		} else {
-			var err error
-			if hit, err = sameRequest(rec.request, req); err != nil {
-				return nil, fmt.Errorf("replay turn %d: %w", i, err)
-			}
-		}
-	}
-	if hit {
+	if rec != nil && key == rec.key {
 		return m.serve(rec), nil
 	}
 	miss, err := m.explain(i, rec, req, key)
@@ -235,28 +222,10 @@ func (m *Model) explain(i int, rec *recordedTurn, req *llm.Request, live traces.
 	}
 	if len(diffs) == 0 {
 		diffs = []Difference{{Component: ComponentKey, Change: Changed,
-			Detail: []string{"the requests are the same; the key's other inputs differ (model, scenario, run index or encoding version " + llm.EncodingVersion + ")"}}}
+			Detail: []string{"the requests are the same; the key's other inputs differ (model, scenario, run index or encoding version " + reqkey.Version + ")"}}}
 	}
 	miss.Differences = diffs
 	return miss, nil
-}
-
-// sameRequest compares a recorded request with a live one in canonical
-// form: what the key hashes, without the key's other inputs.
-func sameRequest(recorded json.RawMessage, live *llm.Request) (bool, error) {
-	var r llm.Request
-	if err := json.Unmarshal(recorded, &r); err != nil {
-		return false, fmt.Errorf("recorded request: %w", err)
-	}
-	a, err := r.Canonical()
-	if err != nil {
-		return false, fmt.Errorf("recorded request: %w", err)
-	}
-	b, err := live.Canonical()
-	if err != nil {
-		return false, fmt.Errorf("live request: %w", err)
-	}
-	return bytes.Equal(a, b), nil
 }
 
 // Misses returns the misses so far, in turn order.

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpbench/bench/llm"
+	"github.com/mcpbench/bench/llm/reqkey"
 	"github.com/mcpbench/bench/traces"
 )
 
@@ -41,13 +42,14 @@ func turn0() *llm.Request {
 	return r
 }
 
+// keyOf is r's key in handRun's scope.
 func keyOf(t *testing.T, r *llm.Request) traces.ID {
 	t.Helper()
-	b, err := r.Canonical()
+	k, err := reqkey.Key(reqkey.Scope{Provider: "openai", Model: "openai:gpt-x"}, r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return traces.Hash(b)
+	return k
 }
 
 // handRun records turn0 -> call get_wlan, then baseRequest -> text answer.
@@ -85,7 +87,6 @@ func TestHitServesRecordedTurns(t *testing.T) {
 		t.Errorf("Name() = %q", m.Name())
 	}
 	for i, req := range []*llm.Request{turn0(), baseRequest()} {
-		m.Observe(i, req, keyOf(t, req))
 		before := clock.Now()
 		resp, err := m.Generate(context.Background(), req)
 		if err != nil {
@@ -275,11 +276,12 @@ func TestPastTheRecording(t *testing.T) {
 	}
 }
 
-// Keys decide when the loop reports them: the same request under another
-// key (another run index) is a miss whose explanation says so.
+// Keys decide: the same request under another key (another run index) is
+// a miss whose explanation says so.
 func TestKeyOnlyMiss(t *testing.T) {
-	m, _ := New(handRun(t), nil)
-	m.Observe(0, turn0(), traces.Hash([]byte("other run index")))
+	run := handRun(t)
+	run.Manifest.RunIndex = 1 // its turns were keyed at run index 0
+	m, _ := New(run, nil)
 	_, err := m.Generate(context.Background(), turn0())
 	var me *MissError
 	if !errors.As(err, &me) || me.Miss.Differences[0].Component != ComponentKey {

@@ -587,7 +587,7 @@ func replayOne(ctx context.Context, rec *recorder.Recorder, clock *replayer.Cloc
 	job := &recorder.Job{
 		Suite: r.recorded.Manifest.Suite, Scenario: sc, Profile: p, Model: m,
 		ModelRef: r.recorded.Manifest.Model, Sampling: recordedSampling(r.recorded), RunIndex: r.recorded.Manifest.RunIndex,
-		Mode: traces.ModeReplay, Replays: &id, OnRequest: m.Observe,
+		Mode: traces.ModeReplay, Replays: &id,
 	}
 	clock.Rebase(time.Now())
 	run, err := rec.Run(ctx, job)

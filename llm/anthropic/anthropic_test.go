@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpbench/bench/llm"
 	"github.com/mcpbench/bench/llm/internal/scripted"
+	"github.com/mcpbench/bench/traces"
 )
 
 const testKey = "sk-ant-test-SECRET-0123456789"
@@ -254,11 +255,11 @@ func TestWireExact(t *testing.T) {
 		`"tools":[{"name":"list_devices","description":"List devices.","input_schema":` + numericSchema + `}],` +
 		`"tool_choice":{"type":"auto"},"temperature":0.7,"top_p":0.95}`
 	got := srv.Requests()[0].Raw
-	wantC, err := llm.CanonicalJSON(json.RawMessage(want))
+	wantC, err := traces.Canonical([]byte(want))
 	if err != nil {
 		t.Fatal(err)
 	}
-	gotC, err := llm.CanonicalJSON(got)
+	gotC, err := traces.Canonical(got)
 	if err != nil {
 		t.Fatalf("body is not JSON: %v\n%s", err, got)
 	}

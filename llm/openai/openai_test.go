@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpbench/bench/llm"
 	"github.com/mcpbench/bench/llm/internal/scripted"
+	"github.com/mcpbench/bench/traces"
 )
 
 const testKey = "sk-test-SECRET-0123456789"
@@ -277,11 +278,11 @@ func TestWireExact(t *testing.T) {
 		`"tools":[{"type":"function","function":{"name":"list_devices","description":"List devices.","parameters":` + numericSchema + `}}],` +
 		`"tool_choice":"auto","temperature":0.7,"top_p":0.95,"seed":42,"max_completion_tokens":256}`
 	got := srv.Requests()[0].Raw
-	wantC, err := llm.CanonicalJSON(json.RawMessage(want))
+	wantC, err := traces.Canonical([]byte(want))
 	if err != nil {
 		t.Fatal(err)
 	}
-	gotC, err := llm.CanonicalJSON(got)
+	gotC, err := traces.Canonical(got)
 	if err != nil {
 		t.Fatalf("body is not JSON: %v\n%s", err, got)
 	}
