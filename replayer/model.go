@@ -255,3 +255,26 @@ func (m *Model) Served() int {
 	defer m.mu.Unlock()
 	return m.served
 }
+
+// RecordedSampling is the sampling a recorded run sent: its first
+// request's, else what its manifest says. A replay sends the same.
+func RecordedSampling(run *traces.Run) llm.Sampling {
+	for _, e := range run.Events {
+		if e.Kind == traces.KindTurn && e.Turn != nil {
+			// A stored request is canonical: its sampling member is read
+			// without decoding the tools and messages around it.
+			if v, ok := traces.CanonicalMember(e.Turn.Request, "sampling"); ok {
+				var sp llm.Sampling
+				if json.Unmarshal(v, &sp) == nil {
+					return sp
+				}
+			}
+			var req llm.Request
+			if json.Unmarshal(e.Turn.Request, &req) == nil {
+				return req.Sampling
+			}
+		}
+	}
+	m := run.Manifest.Model
+	return llm.Sampling{Temperature: m.Temperature, TopP: m.TopP, MaxTokens: m.MaxTokens}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -366,5 +367,30 @@ func TestJSONDiff(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// RecordedSampling reads the sampling member of a canonical request as a
+// full decode of the request does, and of a request that is not canonical.
+func TestRecordedSampling(t *testing.T) {
+	for _, req := range []string{
+		`{"messages":[{"content":"x","role":"user"}],"sampling":{"max_tokens":300,"seed":7,"temperature":0.2},"tools":[{"name":"a"}]}`,
+		`{"messages":[],"sampling":{},"tools":[]}`,
+		`{ "tools": [], "sampling": {"top_p": 0.5} }`,
+	} {
+		run := &traces.Run{Events: []traces.Event{{Kind: traces.KindTurn, Turn: &traces.Turn{Request: json.RawMessage(req)}}}}
+		var full struct {
+			Sampling json.RawMessage `json:"sampling"`
+		}
+		if err := json.Unmarshal([]byte(req), &full); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := json.Marshal(RecordedSampling(run))
+		var want, have any
+		json.Unmarshal(full.Sampling, &want)
+		json.Unmarshal(got, &have)
+		if !reflect.DeepEqual(want, have) {
+			t.Errorf("%s: sampling %s, want %s", req, got, full.Sampling)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -215,4 +216,48 @@ func LoadConfigFile(path string) (*Config, error) {
 		return nil, ErrorList{{File: path, Msg: "cannot read: " + pathErr(err)}}
 	}
 	return ParseConfig(path, data)
+}
+
+// Selection names scenarios as bench's commands do: by suite, by stage of
+// a Config, by id. Every part given must match.
+type Selection struct {
+	Suite string
+	Stage string
+	IDs   []string
+}
+
+// Select returns the scenarios of list that sel names, in list order. c
+// is needed only for a stage. It fails when a stage or an id does not
+// exist, or when nothing matches.
+func (c *Config) Select(list []*Scenario, sel Selection) ([]*Scenario, error) {
+	out := list
+	if sel.Stage != "" {
+		if c == nil {
+			return nil, fmt.Errorf("stage %q: no bench.yaml", sel.Stage)
+		}
+		st := c.Stage(sel.Stage)
+		if st == nil {
+			var names []string
+			for _, s := range c.Stages {
+				names = append(names, s.Name)
+			}
+			return nil, fmt.Errorf("%s has no stage %q (have %s)", c.File, sel.Stage, strings.Join(names, ", "))
+		}
+		out = st.Select(out)
+	}
+	for _, id := range sel.IDs {
+		if !slices.ContainsFunc(list, func(s *Scenario) bool { return s.ID == id }) {
+			return nil, fmt.Errorf("no scenario %q", id)
+		}
+	}
+	var keep []*Scenario
+	for _, s := range out {
+		if (sel.Suite == "" || s.Suite == sel.Suite) && (len(sel.IDs) == 0 || slices.Contains(sel.IDs, s.ID)) {
+			keep = append(keep, s)
+		}
+	}
+	if len(keep) == 0 {
+		return nil, errors.New("the selection matches no scenario")
+	}
+	return keep, nil
 }

@@ -226,3 +226,55 @@ func ReadReport(rd io.Reader) (*Report, error) {
 	}
 	return &r, nil
 }
+
+// maxFoldedNames bounds the scenarios a folded miss names.
+const maxFoldedNames = 8
+
+// FoldMisses folds misses explained alike (same turn, same explanation)
+// into the first of them, in report order, which then says where else it
+// was seen: a pull request that changes a tool description misses every
+// run at turn 0 the same way, and the report (a PR comment) should say so
+// once.
+func FoldMisses(rows []Miss) []Miss {
+	rows = slices.Clone(rows)
+	slices.SortStableFunc(rows, func(a, b Miss) int {
+		return cmp.Or(cmp.Compare(a.Scenario, b.Scenario), cmp.Compare(a.Server, b.Server), cmp.Compare(a.RunIndex, b.RunIndex), cmp.Compare(a.Turn, b.Turn))
+	})
+	type group struct {
+		first     int
+		runs      int
+		scenarios []string
+	}
+	groups := map[string]*group{}
+	var order []string
+	for i, m := range rows {
+		k := fmt.Sprintf("%d\x00%s\x00%s", m.Turn, m.Server, m.Explanation)
+		g := groups[k]
+		if g == nil {
+			g = &group{first: i}
+			groups[k] = g
+			order = append(order, k)
+		}
+		g.runs++
+		if !slices.Contains(g.scenarios, m.Scenario) {
+			g.scenarios = append(g.scenarios, m.Scenario)
+		}
+	}
+	out := make([]Miss, 0, len(order))
+	for _, k := range order {
+		g := groups[k]
+		m := rows[g.first]
+		if g.runs > 1 {
+			names := g.scenarios
+			more := ""
+			if len(names) > maxFoldedNames {
+				more = fmt.Sprintf(" and %d more", len(names)-maxFoldedNames)
+				names = names[:maxFoldedNames]
+			}
+			m.Explanation += fmt.Sprintf("\n  (the same miss in %d runs of %d scenario(s): %s%s)", g.runs, len(g.scenarios), strings.Join(names, ", "), more)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -293,5 +294,27 @@ func TestMarkdownFitsAComment(t *testing.T) {
 	}
 	if b.Len() > 65536 || !strings.Contains(b.String(), "they are in the JSON report") || !strings.HasPrefix(b.String(), "## bench: PASS") {
 		t.Errorf("%d bytes:\n%.300s", b.Len(), b.String())
+	}
+}
+
+// Folding: misses explained alike read once, saying where else they were
+// seen; different ones stay apart.
+func TestFoldMisses(t *testing.T) {
+	x, y := "turn 0: tool x removed", "turn 0: tool y removed"
+	rows := []Miss{
+		{Scenario: "b", Server: "ref", RunIndex: 1, Explanation: x},
+		{Scenario: "a", Server: "ref", RunIndex: 0, Explanation: x},
+		{Scenario: "b", Server: "ref", RunIndex: 0, Explanation: x},
+		{Scenario: "b", Server: "ref", RunIndex: 0, Turn: 1, Explanation: x},
+		{Scenario: "c", Server: "ref", RunIndex: 0, Explanation: y},
+	}
+	want := []Miss{
+		{Scenario: "a", Server: "ref", RunIndex: 0, Explanation: x + "\n  (the same miss in 3 runs of 2 scenario(s): a, b)"},
+		{Scenario: "b", Server: "ref", RunIndex: 0, Turn: 1, Explanation: x},
+		{Scenario: "c", Server: "ref", RunIndex: 0, Explanation: y},
+	}
+	if got := FoldMisses(rows); !reflect.DeepEqual(got, want) {
+		b, _ := json.MarshalIndent(got, "", " ")
+		t.Errorf("got %s", b)
 	}
 }

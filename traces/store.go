@@ -272,6 +272,33 @@ func RunRef(suite, server, model, scenario string, runIndex int) string {
 	return fmt.Sprintf("%s/%s/%s/%s/%d", clean(suite), clean(server), clean(model), clean(scenario), runIndex)
 }
 
+// RunRefParts are the segments of a run's conventional ref name.
+type RunRefParts struct {
+	Prefix   string // what comes before the suite ("replay" in replay/...), or ""
+	Suite    string
+	Server   string
+	Model    string
+	Scenario string
+	RunIndex int
+}
+
+// ParseRunRef splits a ref name built by RunRef, possibly under a prefix
+// (replay/<ref>), into its segments. It reports false for a name of
+// another shape.
+func ParseRunRef(name string) (RunRefParts, bool) {
+	seg := strings.Split(name, "/")
+	if len(seg) < 5 {
+		return RunRefParts{}, false
+	}
+	n := len(seg)
+	idx, err := strconv.Atoi(seg[n-1])
+	if err != nil || idx < 0 || strconv.Itoa(idx) != seg[n-1] {
+		return RunRefParts{}, false
+	}
+	return RunRefParts{Prefix: strings.Join(seg[:n-5], "/"), Suite: seg[n-5], Server: seg[n-4], Model: seg[n-3],
+		Scenario: seg[n-2], RunIndex: idx}, true
+}
+
 // PutRun stores run and points refs at it, atomically: its blobs, its
 // record and its refs are written in one synced batch. It returns the run's
 // ID and sets run.Manifest.RunID.

@@ -643,3 +643,24 @@ func TestStderrBesideTheRun(t *testing.T) {
 		t.Errorf("after a pack: %v, %+v", err, back)
 	}
 }
+
+func TestParseRunRef(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want RunRefParts
+		ok   bool
+	}{
+		{"golden/reference/baseline/alerts-001/3", RunRefParts{Suite: "golden", Server: "reference", Model: "baseline", Scenario: "alerts-001", RunIndex: 3}, true},
+		{"replay/golden/ref/openai:gpt@seed=7/nac-002/0", RunRefParts{Prefix: "replay", Suite: "golden", Server: "ref", Model: "openai:gpt@seed=7", Scenario: "nac-002"}, true},
+		{RunRef("g", "s/x", "m", "c", 12), RunRefParts{Suite: "g", Server: "s_x", Model: "m", Scenario: "c", RunIndex: 12}, true},
+		{"golden/reference/baseline/alerts-001/x", RunRefParts{}, false},
+		{"golden/reference/baseline/alerts-001/01", RunRefParts{}, false},
+		{"a/b/c/d", RunRefParts{}, false},
+		{"hand-named", RunRefParts{}, false},
+	} {
+		got, ok := ParseRunRef(tc.name)
+		if ok != tc.ok || got != tc.want {
+			t.Errorf("ParseRunRef(%q) = %+v, %v; want %+v, %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+}

@@ -3,15 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/mcpbench/bench/batch"
 	"github.com/mcpbench/bench/recorder"
 	"github.com/mcpbench/bench/replayer"
 	"github.com/mcpbench/bench/scoring"
@@ -228,12 +227,12 @@ func TestReplayUnchangedIsIdenticalTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	refs, _ := s.Refs(replayRefPrefix)
+	refs, _ := s.Refs(batch.ReplayRefPrefix)
 	if len(refs) != len(replayScenarios) {
 		t.Fatalf("%d replay refs, want %d", len(refs), len(replayScenarios))
 	}
 	run, _ := s.GetRun(refs[0].Run)
-	orig, err := s.Ref(strings.TrimPrefix(refs[0].Name, replayRefPrefix))
+	orig, err := s.Ref(strings.TrimPrefix(refs[0].Name, batch.ReplayRefPrefix))
 	if err != nil || run.Manifest.Mode != traces.ModeReplay || run.Manifest.Replays == nil || *run.Manifest.Replays != orig {
 		t.Errorf("replay run %s: mode %s, replays %v; want replay of %s", refs[0].Name, run.Manifest.Mode, run.Manifest.Replays, orig.Short())
 	}
@@ -425,28 +424,6 @@ func TestReplayMarkdownVerdictFirst(t *testing.T) {
 	}
 }
 
-// Folding: misses explained alike read once, saying where else they were
-// seen; different ones stay apart.
-func TestFoldMisses(t *testing.T) {
-	x, y := missOf(0, "x").Explain(), missOf(0, "y").Explain()
-	rows := []scoring.Miss{
-		{Scenario: "b", Server: "ref", RunIndex: 1, Explanation: x},
-		{Scenario: "a", Server: "ref", RunIndex: 0, Explanation: x},
-		{Scenario: "b", Server: "ref", RunIndex: 0, Explanation: x},
-		{Scenario: "b", Server: "ref", RunIndex: 0, Turn: 1, Explanation: x},
-		{Scenario: "c", Server: "ref", RunIndex: 0, Explanation: y},
-	}
-	want := []scoring.Miss{
-		{Scenario: "a", Server: "ref", RunIndex: 0, Explanation: x + "\n  (the same miss in 3 runs of 2 scenario(s): a, b)"},
-		{Scenario: "b", Server: "ref", RunIndex: 0, Turn: 1, Explanation: x},
-		{Scenario: "c", Server: "ref", RunIndex: 0, Explanation: y},
-	}
-	if got := foldMisses(rows); !reflect.DeepEqual(got, want) {
-		b, _ := json.MarshalIndent(got, "", " ")
-		t.Errorf("got %s", b)
-	}
-}
-
 func missOf(turn int, tool string) replayer.Miss {
 	return replayer.Miss{Turn: turn, Differences: []replayer.Difference{{Component: replayer.ComponentTool, Name: tool, Change: replayer.Removed}}}
 }
@@ -461,30 +438,5 @@ func TestReplayLiveMode(t *testing.T) {
 	}
 	if !strings.Contains(rep.Misses[0].Explanation, "tool lookup_client added") {
 		t.Errorf("miss: %s", rep.Misses[0].Explanation)
-	}
-}
-
-// recordedSampling reads the sampling member of a canonical request as a
-// full decode of the request does, and of a request that is not canonical.
-func TestRecordedSampling(t *testing.T) {
-	for _, req := range []string{
-		`{"messages":[{"content":"x","role":"user"}],"sampling":{"max_tokens":300,"seed":7,"temperature":0.2},"tools":[{"name":"a"}]}`,
-		`{"messages":[],"sampling":{},"tools":[]}`,
-		`{ "tools": [], "sampling": {"top_p": 0.5} }`,
-	} {
-		run := &traces.Run{Events: []traces.Event{{Kind: traces.KindTurn, Turn: &traces.Turn{Request: json.RawMessage(req)}}}}
-		var full struct {
-			Sampling json.RawMessage `json:"sampling"`
-		}
-		if err := json.Unmarshal([]byte(req), &full); err != nil {
-			t.Fatal(err)
-		}
-		got, _ := json.Marshal(recordedSampling(run))
-		var want, have any
-		json.Unmarshal(full.Sampling, &want)
-		json.Unmarshal(got, &have)
-		if !reflect.DeepEqual(want, have) {
-			t.Errorf("%s: sampling %s, want %s", req, got, full.Sampling)
-		}
 	}
 }

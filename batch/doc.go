@@ -1,0 +1,39 @@
+// Package batch executes batches of runs: the runs of a recording
+// ([Record]) and the replays of recorded runs ([Replay]). It is where bench
+// decides what runs when; how one run executes is package recorder's, how
+// a recorded turn is served again package replayer's.
+//
+// # Vocabulary
+//
+//   - An item is one run to execute. A batch's items have an order (the
+//     scenarios in their suite order, each run index in turn; or recorded
+//     refs by name), and results are delivered in it.
+//   - A worker executes items one after the other; [Options].Parallel
+//     workers run at once.
+//   - A server group is a set of items whose runs share one server under
+//     ReuseServer: one profile, one fixture, one write gate
+//     (recorder.ServerGroup). A replay gives each group to one worker, which
+//     replays it in item order, so every run meets the server in the state
+//     it would meet it in with one worker, and a replay's results do not
+//     depend on Parallel. A recording hands its items to whichever worker is
+//     free (a live model's turns take as long as they take) and lets the
+//     recorder pool its servers.
+//   - Prestart: while a worker executes an item, the server its next item
+//     needs starts in the background (recorder.Recorder.Prestart), so a
+//     server's start-up overlaps the run before.
+//   - Read-ahead: a replay reads the next recorded run of a worker from the
+//     store while the current one replays.
+//   - Finishing is what follows a run: storing it (a recording syncs each
+//     run to disk; a replay writes without waiting, and syncs once at the
+//     end) and, in a replay, scoring it. It happens beside the worker's next
+//     run, at most two runs per worker at once.
+//   - Delivery: each item's result reaches the caller's Progress function in
+//     item order, from one goroutine, whatever order the workers finish in.
+//     Only what the reports need of a run (its manifest, metrics and
+//     misses) is kept; the run itself is dropped once finished, so memory
+//     does not grow with the batch.
+//
+// Cancelling the context stops the batch: runs in flight are abandoned and
+// not stored (a rerun of the recording resumes where it stopped), reads in
+// flight are let finish, and the error says it was interrupted.
+package batch

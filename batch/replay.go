@@ -1,0 +1,268 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcpbench/bench/llm"
+	"github.com/mcpbench/bench/llm/reqkey"
+	"github.com/mcpbench/bench/recorder"
+	"github.com/mcpbench/bench/replayer"
+	"github.com/mcpbench/bench/scenarios"
+	"github.com/mcpbench/bench/scoring"
+	"github.com/mcpbench/bench/traces"
+)
+
+// ReplayRefPrefix is the first segment of the refs of replay runs:
+// replay/<the recorded run's ref>. The latest replay of a run holds it.
+const ReplayRefPrefix = "replay/"
+
+// Replay replays recorded runs with the server live.
+type Replay struct {
+	Options
+	Store   *traces.Store
+	Profile *recorder.Profile
+	// Refs are the recorded runs to replay, in the order results are
+	// delivered. A ref whose run is not a recording, or whose scenario is
+	// not in Scenarios, is skipped.
+	Refs      []traces.Ref
+	Scenarios map[string]*scenarios.Scenario
+	// ReuseServer keeps one server per server group.
+	ReuseServer bool
+	Mode        replayer.Mode
+	// Live builds the model asked from a miss on, in live mode.
+	Live func(*scenarios.Scenario) (llm.Model, error)
+	// Resolution is the replay clock's resolution (replayer.NewClock).
+	Resolution time.Duration
+	// Score scores a run; it is called beside the replays, from several
+	// goroutines at once.
+	Score func(*traces.Run) (*scoring.RunMetrics, error)
+	// ScoreRecorded also scores each recorded run (the default baseline of
+	// a replay: the recording itself).
+	ScoreRecorded bool
+	// Progress receives each replayed run, in ref order.
+	Progress func(*Replayed)
+}
+
+// Replayed is what is kept of one replayed run.
+type Replayed struct {
+	Ref         string // the recorded run's ref
+	Index       int    // its place in Refs
+	Outcome     traces.Outcome
+	StartFailed bool // the server did not start
+	Misses      []scoring.Miss
+	Manifest    traces.Manifest // the replay's
+	// Current is the replay's metrics; Recorded the recorded run's, with
+	// ScoreRecorded.
+	Current, Recorded *scoring.RunMetrics
+}
+
+// ReplayResult is what the reports need of a replay.
+type ReplayResult struct {
+	Runs          int
+	StartFailures int
+	FirstRef      string
+	Current       []*scoring.RunMetrics
+	Recorded      []*scoring.RunMetrics
+	Misses        []scoring.Miss
+	Manifests     []*traces.Run // manifests only
+}
+
+// replayed is a replay between its execution and its finishing.
+type replayedRun struct {
+	ref      string
+	recorded *traces.Run
+	replay   *traces.Run
+	misses   []replayer.Miss
+}
+
+// Run replays the refs and returns what the reports need. An error means
+// the replay could not go on (a store that cannot be read, a server bench
+// cannot set up, an interruption); runs that failed are results.
+func (r *Replay) Run(ctx context.Context) (*ReplayResult, error) {
+	if r.Store == nil || r.Profile == nil || r.Score == nil {
+		return nil, errors.New("batch: a replay needs a store, a profile and a scorer")
+	}
+	workers := r.parallel()
+	wallStart := time.Now()
+	clocks := make([]*replayer.Clock, workers)
+	recs := make([]*recorder.Recorder, workers)
+	keys := reqkey.NewToolCache()
+	for w := range workers {
+		clocks[w] = replayer.NewClock(wallStart, time.Now, r.Resolution)
+		o := r.Recorder
+		o.Now, o.ReuseServer = clocks[w].Now, r.ReuseServer
+		recs[w] = recorder.New(&o)
+	}
+	defer func() {
+		for _, rec := range recs {
+			rec.Close()
+		}
+	}()
+	items := make([]item, len(r.Refs))
+	for i, ref := range r.Refs {
+		items[i] = item{index: i, sc: r.refScenario(ref.Name)}
+		if r.ReuseServer && items[i].sc != nil {
+			items[i].group = recorder.ServerGroup(items[i].sc)
+		}
+	}
+	res := &ReplayResult{}
+	p := &pipeline[*traces.Run, *replayedRun, *Replayed]{
+		workers: workers, static: true, reuse: r.ReuseServer, items: items,
+		read: func(it item) (*traces.Run, error) {
+			run, err := r.Store.GetRun(r.Refs[it.index].Run)
+			if err != nil {
+				return nil, fmt.Errorf("reading %s: %w", r.Refs[it.index].Name, err)
+			}
+			return run, nil
+		},
+		prestart: func(w int, it item) { recs[w].Prestart(r.Profile, it.sc) },
+		execute: func(ctx context.Context, w int, it item, recorded *traces.Run) (*replayedRun, error) {
+			if recorded == nil || recorded.Manifest.Mode != traces.ModeRecord || r.Scenarios[recorded.Manifest.Scenario.ID] == nil {
+				return nil, nil // not a run to replay
+			}
+			sc := r.Scenarios[recorded.Manifest.Scenario.ID]
+			rr := &replayedRun{ref: r.Refs[it.index].Name, recorded: recorded}
+			if err := r.replayOne(ctx, recs[w], clocks[w], keys, sc, rr); err != nil {
+				return nil, fmt.Errorf("replaying %s: %w", rr.ref, err)
+			}
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("interrupted: %w", ctx.Err())
+			}
+			return rr, nil
+		},
+		finish: func(it item, rr *replayedRun) (*Replayed, error) {
+			if rr == nil {
+				return nil, nil
+			}
+			return r.finish(it, rr)
+		},
+		deliver: func(it item, out *Replayed) {
+			if out == nil {
+				return
+			}
+			res.Runs++
+			if res.FirstRef == "" {
+				res.FirstRef = out.Ref
+			}
+			if out.StartFailed {
+				res.StartFailures++
+			}
+			res.Misses = append(res.Misses, out.Misses...)
+			res.Current = append(res.Current, out.Current)
+			if out.Recorded != nil {
+				res.Recorded = append(res.Recorded, out.Recorded)
+			}
+			res.Manifests = append(res.Manifests, &traces.Run{Manifest: out.Manifest})
+			if r.Progress != nil {
+				r.Progress(out)
+			}
+		},
+	}
+	err := p.run(ctx)
+	if serr := r.Store.Sync(); err == nil {
+		err = serr
+	}
+	if err != nil {
+		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			return nil, fmt.Errorf("interrupted: %w", ctx.Err())
+		}
+		return nil, err
+	}
+	return res, nil
+}
+
+// RecordedRefs lists the refs under prefix that may hold a recorded run of
+// the selection, sorted by name: a ref of the conventional shape
+// (traces.ParseRunRef) must name a selected scenario; the run's own
+// manifest decides for the others, and when it is read.
+func RecordedRefs(store *traces.Store, prefix string, selected map[string]*scenarios.Scenario) ([]traces.Ref, error) {
+	refs, err := store.Refs(prefix)
+	if err != nil {
+		return nil, err
+	}
+	var out []traces.Ref
+	for _, r := range refs {
+		if p, ok := traces.ParseRunRef(r.Name); ok && selected[p.Scenario] == nil {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out, nil // Refs sorts by name
+}
+
+// refScenario is the selected scenario a ref names in its scenario
+// segment, nil if none; the run's own manifest decides when it is read.
+func (r *Replay) refScenario(name string) *scenarios.Scenario {
+	parts, ok := traces.ParseRunRef(name)
+	if !ok {
+		return nil
+	}
+	return r.Scenarios[parts.Scenario]
+}
+
+// replayOne replays one recorded run with the server live.
+func (r *Replay) replayOne(ctx context.Context, rec *recorder.Recorder, clock *replayer.Clock, keys *reqkey.ToolCache, sc *scenarios.Scenario, rr *replayedRun) error {
+	var live llm.Model
+	if r.Live != nil {
+		var err error
+		if live, err = r.Live(sc); err != nil {
+			return err
+		}
+	}
+	m, err := replayer.New(rr.recorded, &replayer.Options{Mode: r.Mode, Live: live, Clock: clock, ToolCache: keys})
+	if err != nil {
+		return err
+	}
+	man := rr.recorded.Manifest
+	id := man.RunID
+	job := &recorder.Job{
+		Suite: man.Suite, Scenario: sc, Profile: r.Profile, Model: m,
+		ModelRef: man.Model, Sampling: replayer.RecordedSampling(rr.recorded), RunIndex: man.RunIndex,
+		Mode: traces.ModeReplay, Replays: &id,
+	}
+	clock.Rebase(time.Now())
+	run, err := rec.Run(ctx, job)
+	clock.Pause()
+	if err != nil {
+		return err
+	}
+	if _, diverged := m.Diverged(); diverged && run.Manifest.Outcome != traces.OutcomeStale {
+		run.Manifest.Outcome = traces.OutcomeDiverged
+	}
+	rr.replay, rr.misses = run, m.Misses()
+	return nil
+}
+
+// finish stores and scores a replay.
+func (r *Replay) finish(it item, rr *replayedRun) (*Replayed, error) {
+	rr.replay.Manifest.StartedAt = time.Now().UTC()
+	// Replays can be recomputed: written without waiting for the disk, made
+	// durable together at the end. What was stored is scored (canonical
+	// payloads, run ID filled in), as the recorded runs are: the same bytes
+	// measure the same.
+	stored, err := r.Store.PutRunNoSyncRead(rr.replay, ReplayRefPrefix+rr.ref)
+	if err != nil {
+		return nil, fmt.Errorf("storing the replay of %s: %w", rr.ref, err)
+	}
+	man := rr.recorded.Manifest
+	out := &Replayed{Ref: rr.ref, Index: it.index, Outcome: stored.Manifest.Outcome,
+		StartFailed: stored.FirstError() == traces.ErrorStart, Manifest: stored.Manifest}
+	for _, m := range rr.misses {
+		out.Misses = append(out.Misses, scoring.Miss{Scenario: man.Scenario.ID, Server: r.Profile.Name,
+			RunIndex: man.RunIndex, Turn: m.Turn, Explanation: m.Explain()})
+	}
+	if out.Current, err = r.Score(stored); err != nil {
+		return nil, err
+	}
+	out.Current.Ref = ReplayRefPrefix + rr.ref
+	if r.ScoreRecorded {
+		if out.Recorded, err = r.Score(rr.recorded); err != nil {
+			return nil, err
+		}
+		out.Recorded.Ref = rr.ref
+	}
+	return out, nil
+}

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"github.com/mcpbench/bench/fakecentral"
+	"github.com/mcpbench/bench/llm"
+	"github.com/mcpbench/bench/llm/anthropic"
+	"github.com/mcpbench/bench/llm/baseline"
+	"github.com/mcpbench/bench/llm/openai"
+	"github.com/mcpbench/bench/recorder"
+	"github.com/mcpbench/bench/scenarios"
+)
+
+// modelFactory returns a constructor of the model for each scenario, and
+// the secrets that must never reach a trace.
+func modelFactory(a *app, spec llm.Spec, server string) (func(*scenarios.Scenario) (llm.Model, error), []string, error) {
+	switch spec.Provider {
+	case llm.ProviderOpenAI:
+		key := a.getenv("OPENAI_API_KEY")
+		m, err := openai.New(spec.Model, &openai.Options{APIKey: key, BaseURL: a.getenv("OPENAI_BASE_URL")})
+		if err != nil {
+			return nil, nil, usageErr(err)
+		}
+		return func(*scenarios.Scenario) (llm.Model, error) { return m, nil }, []string{key}, nil
+	case llm.ProviderAnthropic:
+		key := a.getenv("ANTHROPIC_API_KEY")
+		if key == "" {
+			key = a.getenv("ANTHROPIC_AUTH_TOKEN")
+		}
+		m, err := anthropic.New(spec.Model, &anthropic.Options{APIKey: key, BaseURL: a.getenv("ANTHROPIC_BASE_URL")})
+		if err != nil {
+			return nil, nil, usageErr(err)
+		}
+		return func(*scenarios.Scenario) (llm.Model, error) { return m, nil }, []string{key}, nil
+	case llm.ProviderBaseline:
+		// The model's clock is the fixture's (an embedded fixture is parsed
+		// once per process).
+		return func(sc *scenarios.Scenario) (llm.Model, error) {
+			fx, err := fakecentral.LoadFixture(sc.Fixture)
+			if err != nil {
+				return nil, err
+			}
+			return baseline.New(&baseline.Options{Now: fx.Now}), nil
+		}, nil, nil
+	default:
+		return func(sc *scenarios.Scenario) (llm.Model, error) { return oracleFor(sc, server) }, nil, nil
+	}
+}
+
+// oracleFor builds the oracle from the scenario's reference plan on server.
+func oracleFor(sc *scenarios.Scenario, server string) (llm.Model, error) {
+	plan, result, err := recorder.OraclePlan(sc, server)
+	if err != nil {
+		return nil, err
+	}
+	return llm.NewOracle(plan, result)
+}
