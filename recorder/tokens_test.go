@@ -1,7 +1,10 @@
 package recorder
 
 import (
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -109,5 +112,62 @@ func sampleRequest() *llm.Request {
 		},
 		ToolChoice: llm.ToolChoice{Mode: llm.ToolChoiceAuto},
 		Sampling:   llm.Sampling{Temperature: &temp, Seed: &seed, MaxTokens: 512},
+	}
+}
+
+// The o200k_base counts of fixed texts, pinned: token counts are stored in
+// traces and reports, so a change of tokenizer (module, version, import)
+// must not change them. The tool list is the reference server's golden
+// tools/list; its SHA-256 is pinned too, so that a change of the file is
+// told apart from a change of the counts.
+func TestTokenCountsPinned(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want int
+	}{
+		{"", 0},
+		{"hello world", 2},
+		{"Which clients failed to connect at HQ?", 8},
+		{"Submit the final result of the task. Call it once, at the end, with the result in the structure of this tool's input schema.", 29},
+		{"Get one AP by serial, e.g. CN12345678 — état « up » 日本語のテキスト 🙂\r\n\t  x", 28},
+		{`{"type":"object","properties":{"site":{"type":"string"},"status":{"enum":["Up","Down"]}}}`, 24},
+	} {
+		if got := CountTokens([]byte(c.text)); got != c.want {
+			t.Errorf("CountTokens(%q) = %d, want %d", c.text, got, c.want)
+		}
+	}
+
+	const golden = "../examples/central-mcp/internal/centralmcp/testdata/tools.json"
+	raw, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := fmt.Sprintf("%x", sha256.Sum256(raw)); sum != "5399cec3a5fda96097052489b78446d9110ad32bd1cb8c7444d08146f0646dda" {
+		t.Fatalf("%s changed (sha256 %s): re-pin its counts below", golden, sum)
+	}
+	if got, want := CountTokens(raw), 4850; got != want {
+		t.Errorf("CountTokens(tools.json) = %d, want %d", got, want)
+	}
+	if got, want := countTokens(raw), 4850; got != want {
+		t.Errorf("countTokens(tools.json) = %d, want %d", got, want)
+	}
+	var mcpTools []struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+	}
+	if err := json.Unmarshal(raw, &mcpTools); err != nil {
+		t.Fatal(err)
+	}
+	tools := make([]llm.Tool, len(mcpTools))
+	for i, m := range mcpTools {
+		tools[i] = llm.Tool{Name: m.Name, Description: m.Description, InputSchema: m.InputSchema}
+	}
+	cost, err := MeasureTools(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (ToolCost{Tools: 17, Chars: 12200, Tokens: 2749}); cost != want {
+		t.Errorf("MeasureTools(tools.json) = %+v, want %+v", cost, want)
 	}
 }
