@@ -26,6 +26,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -223,11 +224,14 @@ func load(runsFile, server string) (*recorder.Profile, []*run, error) {
 			if to, ok := toServer[name]; ok {
 				name = to
 			}
-			args := c.Arguments
-			if len(args) == 0 {
-				args = json.RawMessage("{}")
+			// As stored (traces show indents its output).
+			var args bytes.Buffer
+			if len(c.Arguments) == 0 {
+				args.WriteString("{}")
+			} else if err := json.Compact(&args, c.Arguments); err != nil {
+				return nil, nil, fmt.Errorf("%s: events[%d]: call.arguments: %w", where, j, err)
 			}
-			r.calls = append(r.calls, call{tool: name, args: args})
+			r.calls = append(r.calls, call{tool: name, args: args.Bytes()})
 		}
 		runs = append(runs, r)
 	}

@@ -51,7 +51,7 @@ func TestLoadCalls(t *testing.T) {
 	for _, c := range r.calls {
 		calls = append(calls, c.tool+" "+string(c.args))
 	}
-	if want := `list_alerts {"site": "HQ"}|get_site {}`; strings.Join(calls, "|") != want {
+	if want := `list_alerts {"site":"HQ"}|get_site {}`; strings.Join(calls, "|") != want {
 		t.Errorf("calls %q, want %q", strings.Join(calls, "|"), want)
 	}
 }
