@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -22,6 +25,9 @@ type app struct {
 	storeDir   string // --store
 	cpuProfile string // --cpuprofile (hidden: for measuring bench itself)
 	memProfile string // --memprofile (hidden): heap profile at the end
+	statsFile  string // --stats (hidden): the process's wall and CPU time at the end
+	// stats is what --stats writes; a command may fill in fields of its own.
+	stats runStats
 	// getenv is os.Getenv in production; tests inject their own.
 	getenv func(string) string
 
@@ -52,6 +58,8 @@ Exit codes: 0 ok, 1 gate failed, 2 invalid input or usage, 3 safety failure,
 	root.PersistentFlags().MarkHidden("cpuprofile")
 	root.PersistentFlags().StringVar(&a.memProfile, "memprofile", "", "write a Go heap profile to FILE when the command ends")
 	root.PersistentFlags().MarkHidden("memprofile")
+	root.PersistentFlags().StringVar(&a.statsFile, "stats", "", "write this process's wall and CPU time to FILE as one JSON line when the command ends")
+	root.PersistentFlags().MarkHidden("stats")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		if a.memProfile != "" {
 			prev := a.stopProfile
@@ -114,8 +122,44 @@ func runWith(ctx context.Context, a *app, args []string) int {
 	if a.stopProfile != nil {
 		a.stopProfile()
 	}
+	if a.statsFile != "" {
+		if werr := a.stats.write(a.statsFile); werr != nil {
+			fmt.Fprintf(a.stderr, "bench: --stats: %v\n", werr)
+		}
+	}
 	if isArgsError(err) {
 		err = usageErr(err)
 	}
 	return exitCode(err, a.stderr)
+}
+
+// processStart is as close to the process's start as bench can read: the
+// runtime's and the imported packages' initialization come before it (the
+// CPU figures count them).
+var processStart = time.Now()
+
+// runStats is the line --stats writes (scripts/bench/replay.sh reads it):
+// times in microseconds since processStart, CPU time (getrusage
+// RUSAGE_SELF: every thread of bench, no child process) since the process
+// started.
+type runStats struct {
+	WallUS    int64 `json:"wall_us"`
+	CPUUserUS int64 `json:"cpu_user_us"`
+	CPUSysUS  int64 `json:"cpu_sys_us"`
+}
+
+// write fills in the times and writes s to file.
+func (s *runStats) write(file string) error {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return err
+	}
+	s.WallUS = time.Since(processStart).Microseconds()
+	s.CPUUserUS = ru.Utime.Nano() / 1e3
+	s.CPUSysUS = ru.Stime.Nano() / 1e3
+	b, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, append(b, '\n'), 0o644)
 }

@@ -1,86 +1,163 @@
 #!/usr/bin/env bash
-# Replay speed and memory (issue 7).
+# Replay and record speed against the fair floor, and replay memory.
 #
-# Speed: the core stage (1 recorded run per scenario, baseline model,
-# reference server; then 5 per scenario, as make demo records them)
-# replayed with --reuse-server and without it. The floor
-# is what replay cannot avoid: the server's own tool-call time, which
-# includes the fake Central's (the mcp.call latencies of the replay runs,
-# measured at --latency-resolution 1us so the traces hold real timings).
-# Model time is not in the floor: replay never waits for it.
-# Target: wall <= 1.3x the floor with --reuse-server. --parallel 2 runs two
-# at once (the floor then sums tool-call times that overlap in time).
+# The fair floor (scripts/bench/floor) sends the same tool calls as bench
+# with a minimal go-sdk client to the same server (the reference server,
+# prebuilt) and fake Central, started the same way (fresh per run with the
+# next run's pair starting while a run executes, or one per fixture and
+# write gate with the fake reset between runs), with no model, store or
+# scoring. Measured in this one run, FLOOR_REPS times each, floor and bench
+# interleaved so that the machine's noise hits both:
+#   bench replay --stage core, with --reuse-server and fresh, over the runs
+#     recorded once per scenario (98) and FLOOR_BIG_RUNS times (980);
+#   bench record --stage core --runs 1, with --reuse-server and fresh,
+#     against the floor of the calls that recording made.
+# Each row: wall time of bench (the whole process, measured outside it) over
+# the floor's (its timed part: the input is read before its clock), and
+# bench's own CPU per run, (bench CPU - floor CPU) / runs: CPU is each
+# process's getrusage(RUSAGE_SELF) (bench --stats), servers excluded, the
+# fake Central (in process in both) included in both. min/median/max.
+# Targets: replay --reuse-server <= 1.2x at 98 runs and <= 1.3x at 980;
+# fresh replay and record <= 1.2x; bench's CPU <= 1 ms per replayed run.
 #
-# Memory: peak RSS of bench replay over ~100 and ~1,000 runs (the core
-# stage recorded REPLAY_RSS_RUNS=10 times; one suite of it vs all of it).
-# Target: within 20%.
+# Memory: peak RSS of bench replay --reuse-server over one suite of the
+# 980-run store and over all of it. Target: within 20%.
 #
-# Needs jq or python3 to sum the trace timings; /usr/bin/time for RSS.
+# FLOOR_REPS (default 3) and FLOOR_BIG_RUNS (default 10) override the counts.
+# Needs /usr/bin/time for RSS, and jq or python3 for the call-count check.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-RSS_RUNS=${REPLAY_RSS_RUNS:-10}
+REPS=${FLOOR_REPS:-3}
+BIG=${FLOOR_BIG_RUNS:-10}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 CGO_ENABLED=0 go build -o "$tmp/bench" ./cmd/bench
 CGO_ENABLED=0 go build -o "$tmp/central-mcp" ./examples/central-mcp
-sed "s|^command:.*|command: [\"$tmp/central-mcp\"]|" servers/reference.yaml > "$tmp/reference.yaml"
+CGO_ENABLED=0 go build -o "$tmp/floor" ./scripts/bench/floor
+# The reference profile, running the prebuilt server (go run would add the
+# go command's own start-up to every run).
+prof="$tmp/reference.yaml"
+sed "s|^command:.*|command: [\"$tmp/central-mcp\"]|" servers/reference.yaml > "$prof"
 B="$tmp/bench"
+CORE="--config bench.yaml --stage core --server $prof"
 
-sum_calls() { # store prefix -> "runs<TAB>sum of mcp.call latency_us"
-  "$B" --store "$1" traces show --json "$2" > "$tmp/runs.json"
-  if command -v jq >/dev/null; then
-    jq -r '[length, ([.[].run.events[] | select(.kind=="mcp.call") | .call.latency_us] | add // 0)] | @tsv' "$tmp/runs.json"
-  else
-    python3 -c 'import json,sys
-d=json.load(open(sys.argv[1]))
-print(len(d), sum(e["call"]["latency_us"] for r in d for e in r["run"]["events"] if e["kind"]=="mcp.call"), sep="\t")' "$tmp/runs.json"
-  fi
+num() { sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p" "$1"; } # file, key -> integer
+now_us() { echo $(( $(date +%s%N) / 1000 )); }
+calls_of() { # traces show --json file -> tool calls sent to the server
+  local f='[.[].run.events[] | select(.kind=="mcp.call" and (.call.invalid // "") == "" and .call.tool != "submit_result")] | length'
+  if command -v jq >/dev/null; then jq "$f" "$1"
+  elif command -v python3 >/dev/null; then python3 -c 'import json,sys
+print(sum(1 for r in json.load(open(sys.argv[1])) for e in r["run"]["events"] if e["kind"]=="mcp.call" and not e["call"].get("invalid") and e["call"]["tool"]!="submit_result"))' "$1"
+  else echo "?"; fi
 }
 
-echo "recording the core stage once (baseline model, reference server)..."
-"$B" --store "$tmp/store" record --stage core --server "$tmp/reference.yaml" --model baseline --runs 1 >/dev/null 2>&1
-
-speed() { # label, extra flags[, store]
-  local t0 t1 code=0 store=${3:-$tmp/store}
-  t0=$(date +%s%N)
+# floor_run runs-file flags: one floor measurement.
+floor_run() {
   # shellcheck disable=SC2086
-  "$B" --store "$store" replay --stage core --server "$tmp/reference.yaml" --latency-resolution 1us --format json $2 \
-    > /dev/null 2> "$tmp/err" || code=$?
-  t1=$(date +%s%N)
-  read -r n floor <<< "$(sum_calls "$store" replay/)"
-  awk -v label="$1" -v n="$n" -v wall="$(( (t1 - t0) / 1000 ))" -v floor="$floor" -v code="$code" 'BEGIN {
-    printf "replay core %-22s %4d runs  wall %7.2f s  floor (tool calls) %6.2f s  ratio %5.2fx  (exit %d)\n",
-      label, n, wall/1e6, floor/1e6, (floor > 0 ? wall/floor : 0), code }'
+  "$tmp/floor" --runs "$1" --server "$prof" $2 > "$tmp/floor.json"
 }
-speed "--reuse-server" "--reuse-server"
-speed "--reuse-server --parallel 2" "--reuse-server --parallel 2"
-speed "(fresh server per run)" ""
-speed "(fresh) --parallel 2" "--parallel 2"
-
-# The demo's configuration: 5 recorded runs per scenario (490 runs), where
-# the command's fixed costs (start-up, reports, stopping servers: about
-# 0.1 s) weigh less than over 98 runs.
-echo "recording the core stage 5 times (as make demo does)..."
-"$B" --store "$tmp/store5" record --stage core --server "$tmp/reference.yaml" --model baseline --runs 5 --reuse-server >/dev/null 2>&1
-speed "--reuse-server, x5" "--reuse-server" "$tmp/store5"
-speed "(fresh), x5" "" "$tmp/store5"
-
-echo "recording the core stage ${RSS_RUNS} times for the memory check..."
-"$B" --store "$tmp/store-rss" record --stage core --server "$tmp/reference.yaml" --model baseline --runs "$RSS_RUNS" --reuse-server >/dev/null 2>&1
-rss() { # label, selection flags
-  local out code=0
-  # shellcheck disable=SC2086
-  /usr/bin/time -f "%M %e" -o "$tmp/time" "$B" --store "$tmp/store-rss" replay $2 --server "$tmp/reference.yaml" --reuse-server \
-    --format json > /dev/null 2> "$tmp/err" || code=$?
-  local n
-  n=$(grep -c '^\[' "$tmp/err" || true)
-  read -r kb secs <<< "$(tail -n 1 "$tmp/time")"
-  echo "$n $kb"
-  printf 'peak RSS %-26s %4d runs  %7.1f MB  %6.1f s  (exit %d)\n' "$1" "$n" "$(awk -v k="$kb" 'BEGIN{print k/1024}')" "$secs" "$code" >&2
+# row id code bench-wall-us: a measured pair, from the floor's line and
+# bench's --stats, added to the rows of id.
+row() {
+  local fw fc bc runs calls
+  fw=$(num "$tmp/floor.json" wall_us)
+  fc=$(( $(num "$tmp/floor.json" cpu_user_us) + $(num "$tmp/floor.json" cpu_sys_us) ))
+  bc=$(( $(num "$tmp/stats.json" cpu_user_us) + $(num "$tmp/stats.json" cpu_sys_us) ))
+  runs=$(num "$tmp/floor.json" runs)
+  calls=$(num "$tmp/floor.json" calls)
+  echo "$runs $calls $fw $3 $fc $bc $2" >> "$tmp/rows-$1"
 }
-small=$(rss "--suite client-diagnosis" "--suite client-diagnosis --config bench.yaml")
-large=$(rss "--stage core" "--stage core")
-read -r n1 kb1 <<< "$small"
-read -r n2 kb2 <<< "$large"
-awk -v a="$kb1" -v b="$kb2" -v n1="$n1" -v n2="$n2" 'BEGIN {
-  printf "peak RSS %d -> %d runs: %+.0f%% (target: within 20%%)\n", n1, n2, 100*(b-a)/a }'
+
+# replay_pairs id store runs-file flags [rss]: with rss, bench's peak RSS
+# goes to $tmp/rss-<id> (/usr/bin/time; its own start-up is well under a
+# millisecond of the wall time).
+replay_pairs() {
+  local code t0 t1 time=()
+  echo "  $1"
+  [ -z "${5:-}" ] || time=(/usr/bin/time -f "%M" -o "$tmp/rss-$1")
+  for _ in $(seq "$REPS"); do
+    floor_run "$3" "$4"
+    code=0
+    t0=$(now_us)
+    # shellcheck disable=SC2086
+    "${time[@]}" "$B" --store "$2" --stats "$tmp/stats.json" replay $CORE --latency-resolution 1us --format json $4 \
+      > /dev/null 2> "$tmp/err" || code=$?
+    t1=$(now_us)
+    grep -q '^replayed ' "$tmp/err" || { echo "bench replay failed ($1):"; tail -n 5 "$tmp/err"; exit 1; }
+    row "$1" "$code" $((t1 - t0))
+  done
+}
+
+# record_pairs id flags: bench record then the floor of what it sent.
+record_pairs() {
+  local code t0 t1 i store
+  echo "  $1"
+  for i in $(seq "$REPS"); do
+    store="$tmp/rec-$1-$i"
+    code=0
+    t0=$(now_us)
+    # shellcheck disable=SC2086
+    "$B" --store "$store" --stats "$tmp/stats.json" record $CORE --model baseline --runs 1 $2 \
+      > /dev/null 2> "$tmp/err" || code=$?
+    t1=$(now_us)
+    [ "$code" = 0 ] || { echo "bench record failed ($1):"; tail -n 5 "$tmp/err"; exit 1; }
+    if [ "$i" = 1 ]; then "$B" --store "$store" traces show --json golden/ > "$tmp/rec-$1.json"; fi
+    rm -rf "$store"
+    floor_run "$tmp/rec-$1.json" "$2"
+    row "$1" "$code" $((t1 - t0))
+  done
+}
+
+echo "recording the core stage once and ${BIG} times (baseline model, reference server, --reuse-server)..."
+"$B" --store "$tmp/s1" record $CORE --model baseline --runs 1 --reuse-server > /dev/null 2>&1
+"$B" --store "$tmp/sbig" record $CORE --model baseline --runs "$BIG" --reuse-server > /dev/null 2>&1
+"$B" --store "$tmp/s1" traces show --json golden/ > "$tmp/runs1.json"
+"$B" --store "$tmp/sbig" traces show --json golden/ > "$tmp/runsbig.json"
+
+echo "measuring ${REPS} times each, floor and bench interleaved..."
+replay_pairs replay-reuse-1 "$tmp/s1" "$tmp/runs1.json" "--reuse-server"
+replay_pairs replay-fresh-1 "$tmp/s1" "$tmp/runs1.json" ""
+replay_pairs replay-reuse-big "$tmp/sbig" "$tmp/runsbig.json" "--reuse-server" rss
+replay_pairs replay-fresh-big "$tmp/sbig" "$tmp/runsbig.json" ""
+record_pairs record-reuse "--reuse-server"
+record_pairs record-fresh ""
+
+# The floor sends what bench sends: the calls of the last replays.
+for s in 1 big; do
+  "$B" --store "$tmp/s$s" traces show --json replay/ > "$tmp/replayed.json"
+  echo "tool calls sent over the store of ${s}x: floor $(calls_of "$tmp/runs$s.json"), bench replay $(calls_of "$tmp/replayed.json")"
+done
+
+mmm() { sort -g | awk '{v[NR]=$1} END {printf "%.2f/%.2f/%.2f", v[1], v[int((NR+1)/2)], v[NR]}'; }
+echo
+echo "against the fair floor (scripts/bench/floor: the same calls, server and fake; fresh servers"
+echo "started while the run before executes, as bench does); ${REPS} measurements each"
+printf '%-22s %5s %5s  %-17s  %-17s  %-17s  %s\n' "" runs calls "floor wall s" "bench/floor wall" "bench CPU ms/run" "target"
+printf '%-22s %5s %5s  %-17s  %-17s  %-17s\n' "" "" "" "min/median/max" "min/median/max" "min/median/max"
+for id in replay-reuse-1 replay-reuse-big replay-fresh-1 replay-fresh-big record-reuse record-fresh; do
+  f="$tmp/rows-$id"
+  case $id in
+    replay-reuse-1) label="replay --reuse-server" target="<= 1.2x, <= 1 ms" ;;
+    replay-reuse-big) label="replay --reuse-server" target="<= 1.3x, <= 1 ms" ;;
+    replay-fresh-*) label="replay (fresh)" target="<= 1.2x, <= 1 ms" ;;
+    record-reuse) label="record --reuse-server" target="<= 1.2x" ;;
+    record-fresh) label="record (fresh)" target="<= 1.2x" ;;
+  esac
+  read -r runs calls _ < "$f"
+  fwall=$(awk '{print $3/1e6}' "$f" | mmm)
+  ratio=$(awk '{print $4/$3}' "$f" | mmm)
+  cpu=$(awk '{print ($6-$5)/$1/1e3}' "$f" | mmm)
+  codes=$(awk '$7 != 0 {c[$7]++} END {for (k in c) printf "  (bench exit %s: %d of them)", k, c[k]}' "$f")
+  printf '%-22s %5d %5d  %-17s  %-17s  %-17s  %s%s\n' "$label" "$runs" "$calls" "$fwall" "$ratio" "$cpu" "$target" "$codes"
+done
+echo
+
+# Memory over ~100 and ~1,000 runs: one suite of the large store, then all
+# of it (the last --reuse-server replay above).
+/usr/bin/time -f "%M" -o "$tmp/rss-small" "$B" --store "$tmp/sbig" replay --config bench.yaml --suite client-diagnosis \
+  --server "$prof" --reuse-server --latency-resolution 1us --format json > /dev/null 2> "$tmp/err" || true
+n1=$(grep -c '^\[' "$tmp/err" || true)
+read -r n2 _ < "$tmp/rows-replay-reuse-big"
+awk -v a="$(tail -n 1 "$tmp/rss-small")" -v b="$(tail -n 1 "$tmp/rss-replay-reuse-big")" -v n1="$n1" -v n2="$n2" 'BEGIN {
+  printf "peak RSS of bench replay --reuse-server: %d runs (--suite client-diagnosis) %.1f MB, %d runs (--stage core) %.1f MB: %+.0f%% (target: within 20%%)\n",
+    n1, a/1024, n2, b/1024, 100*(b-a)/a }'
