@@ -332,3 +332,34 @@ func TestAssign(t *testing.T) {
 		t.Errorf("queues (-want +got):\n%s", d)
 	}
 }
+
+// With server reuse a recording starts one server per server group, not
+// one more for each run whose group's server is busy with the run before.
+func TestRecordReuseStartsOneServerPerGroup(t *testing.T) {
+	store, err := traces.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	// Four server groups, one met again after another.
+	p, list := reference(t), pick(t, "alerts-001", "alerts-012", "alerts-002", "incident-response-001", "wlan-change-003")
+	starts := filepath.Join(t.TempDir(), "starts")
+	p.Command = []string{"/bin/sh", "-c", `echo started >> "$0" && exec "$1"`, starts, p.Command[0]}
+	var specs []RunSpec
+	groups := map[string]bool{}
+	for _, sc := range list {
+		groups[recorder.ServerGroup(sc)] = true
+		for i := range 2 {
+			specs = append(specs, RunSpec{Scenario: sc, Index: i})
+		}
+	}
+	res, err := (&Record{Store: store, Profile: p, Suite: "golden", Runs: specs, ReuseServer: true,
+		ModelRef: traces.ModelRef{Provider: "baseline", Name: "baseline"}, NewModel: baselineModel}).Run(context.Background())
+	if err != nil || res.Recorded != len(specs) {
+		t.Fatalf("recorded %v, %v", res, err)
+	}
+	b, _ := os.ReadFile(starts)
+	if n := strings.Count(string(b), "started"); n != len(groups) {
+		t.Errorf("%d servers started for %d server groups", n, len(groups))
+	}
+}

@@ -287,12 +287,16 @@ func (p *pipeline[In, Mid, Out]) prestartAfter(w int, it item, later []item) {
 		if later[0].sc != nil {
 			p.prestart(w, later[0])
 		}
-	case p.reuse && (it.first || !p.static):
+	case p.reuse && p.static && it.first:
 		for _, l := range later {
-			if l.sc != nil && (l.first || !p.static) {
+			if l.sc != nil && l.first {
 				p.prestart(w, l)
 				break
 			}
 		}
+	case p.reuse && !p.static && len(later) > 0 && later[0].group != it.group:
+		// The next item's server is this one's when they share a group: it
+		// is in use now, and starting another would start one too many.
+		p.prestart(w, later[0])
 	}
 }

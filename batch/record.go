@@ -94,6 +94,9 @@ func (r *Record) Run(ctx context.Context) (*RecordResult, error) {
 	items := make([]item, len(r.Runs))
 	for i, rs := range r.Runs {
 		items[i] = item{index: i, sc: rs.Scenario}
+		if r.ReuseServer {
+			items[i].group = recorder.ServerGroup(rs.Scenario)
+		}
 	}
 	type executed struct {
 		ref     string
