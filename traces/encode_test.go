@@ -77,3 +77,32 @@ func FuzzEncodeRun(f *testing.F) {
 		checkEncodeRun(t, fullRun(s, json.RawMessage(raw)))
 	})
 }
+
+// BenchmarkEncodeRun encodes a run's canonical document: one run of the
+// synthetic corpus (large payloads, mostly canonical already: the scan
+// dominates) and a run of many events with small payloads (the per-field
+// work dominates).
+func BenchmarkEncodeRun(b *testing.B) {
+	small := fullRun("alerts-001 <é>", json.RawMessage(`{"b":[1,2.5,"x"],"a":{"z":null}}`))
+	for range 5 {
+		small.Events = append(small.Events, small.Events...)
+	}
+	for _, in := range []struct {
+		name string
+		run  *Run
+	}{{"corpus", newCorpus(42, 1, 1, 1).run(0, 0, 0)}, {"small", small}} {
+		b.Run(in.name, func(b *testing.B) {
+			doc, err := encodeRun(in.run)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(doc)))
+			b.ReportMetric(float64(len(in.run.Events)), "events")
+			for range b.N {
+				if _, err := encodeRun(in.run); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
