@@ -395,3 +395,55 @@ func BenchmarkEncodeRun(b *testing.B) {
 		})
 	}
 }
+
+// decodeCanonical leaves to encoding/json what has an Unmarshal method or
+// needs its other rules, so that a field of such a type decodes right.
+func TestDecodeCanonicalMethods(t *testing.T) {
+	type methods struct {
+		Level   upperText            `json:"level"`
+		Levels  []upperText          `json:"levels"`
+		Obj     swapped              `json:"obj"`
+		PObj    *swapped             `json:"pobj"`
+		Map     map[string]upperText `json:"map"`
+		Embeds  oddEmbeds            `json:"embeds"`
+		Quoted  oddQuoted            `json:"quoted"`
+		ID      ID                   `json:"id"`
+		Time    time.Time            `json:"time"`
+		Payload json.RawMessage      `json:"payload"`
+	}
+	v := methods{Level: "a", Levels: []upperText{"b", "c"}, Obj: swapped{A: 1, B: 2}, PObj: &swapped{A: 3},
+		Map: map[string]upperText{"k": "d"}, Embeds: oddEmbeds{FixtureRef: FixtureRef{Name: "f"}, ServerRef: &ServerRef{Repo: "r"}, X: 4},
+		Quoted: oddQuoted{N: 5, B: true, S: "s"}, ID: Hash(nil), Time: time.Unix(1e9, 5).UTC(), Payload: json.RawMessage(`{"a":[1]}`)}
+	doc, err := Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want methods
+	if err := decodeCanonical(doc, &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(doc, &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("decodeCanonical differs from json.Unmarshal:\n got %+v\nwant %+v\n doc %s", got, want, doc)
+	}
+}
+
+// upperText is read back in upper case.
+type upperText string
+
+func (u *upperText) UnmarshalText(b []byte) error {
+	*u = upperText(strings.ToUpper(string(b)))
+	return nil
+}
+
+// swapped reads its members swapped.
+type swapped struct{ A, B int }
+
+func (s *swapped) UnmarshalJSON(b []byte) error {
+	var m map[string]int
+	err := json.Unmarshal(b, &m)
+	s.A, s.B = m["B"], m["A"]
+	return err
+}
