@@ -13,8 +13,9 @@ import (
 	"time"
 )
 
-// fullRun sets every field of every trace type, so that a field the
-// encoder forgets shows as a difference from Marshal.
+// fullRun sets the fields of the trace types by hand, to values like
+// those of a real run. (TestEncodeRunEqualsMarshal also fills a run by
+// reflection, which reaches every field, new ones included.)
 func fullRun(s string, raw json.RawMessage) *Run {
 	temp, topP := 0.25, 1e-7
 	id := Hash([]byte(s))
@@ -242,6 +243,11 @@ func FuzzCanonicalEncoder(f *testing.F) {
 	f.Add([]byte{1, 0, 2, 3, 4, 5, 6, 7, 8, 9}, "\xff\u2028", `[-0.0, 1E-7, "\u0000"]`, int64(-1))
 	f.Add([]byte{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9}, "", `null`, int64(1)<<53+1)
 	f.Add([]byte("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c"), "<>&\x7f\x1f", ` {"b":1,"a":{"d":2,"c":3}} `, int64(math.MinInt64))
+	// Payloads as deep as a document allows, and one deeper: the
+	// hand-written encoder counted depth from the payload, not the
+	// document, and took payloads 510-513 deep that Marshal refuses.
+	f.Add([]byte{}, "deep", strings.Repeat("[", 509)+strings.Repeat("]", 509), int64(0))
+	f.Add([]byte{}, "deep", strings.Repeat("[", 510)+strings.Repeat("]", 510), int64(0))
 	f.Fuzz(func(t *testing.T, shape []byte, s, raw string, n int64) {
 		nested := func(k int, inner string) json.RawMessage {
 			return json.RawMessage(strings.Repeat("[", k) + inner + strings.Repeat("]", k))
