@@ -2,10 +2,13 @@ package traces
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -23,46 +26,60 @@ func decodeCanonical(data []byte, v any) error {
 	return decodeValue(data, rv.Elem())
 }
 
-var rawMessageType = reflect.TypeFor[json.RawMessage]()
+var (
+	rawMessageType      = reflect.TypeFor[json.RawMessage]()
+	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// usesJSON reports whether values of t are left to encoding/json: t has
+// an Unmarshal method (json.RawMessage aside).
+func usesJSON(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	return t != rawMessageType && (t.Implements(unmarshalerType) || t.Implements(textUnmarshalerType) ||
+		p.Implements(unmarshalerType) || p.Implements(textUnmarshalerType))
+}
 
 type fieldInfo struct {
-	index []int
+	index int
+	std   bool // decoded by encoding/json (usesJSON)
 }
 
 var fieldCache sync.Map // reflect.Type -> map[string]fieldInfo
 
+// fieldsOf returns the fields of struct type t by JSON name, or nil when
+// decoding t needs more of encoding/json's rules than names and "-" (an
+// Unmarshal method, embedding, options), as structEncoder decides.
 func fieldsOf(t reflect.Type) map[string]fieldInfo {
 	if f, ok := fieldCache.Load(t); ok {
 		return f.(map[string]fieldInfo)
 	}
 	fields := map[string]fieldInfo{}
-	for i := 0; i < t.NumField(); i++ {
+	if usesJSON(t) {
+		fields = nil
+	}
+	for i := 0; fields != nil && i < t.NumField(); i++ {
 		f := t.Field(i)
-		if !f.IsExported() {
+		tag := f.Tag.Get("json")
+		if f.Anonymous {
+			fields = nil
+			break
+		}
+		if !f.IsExported() || tag == "-" {
 			continue
 		}
-		name := f.Name
-		if tag, ok := f.Tag.Lookup("json"); ok {
-			if tag == "-" {
-				continue
-			}
-			if n, _, _ := cutComma(tag); n != "" {
-				name = n
-			}
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = f.Name
 		}
-		fields[name] = fieldInfo{index: f.Index}
+		if _, dup := fields[name]; dup || !isSimpleTag(name) || slices.Contains(strings.Split(opts, ","), "string") {
+			fields = nil
+			break
+		}
+		fields[name] = fieldInfo{index: i, std: usesJSON(f.Type)}
 	}
 	fieldCache.Store(t, fields)
 	return fields
-}
-
-func cutComma(s string) (string, string, bool) {
-	for i := 0; i < len(s); i++ {
-		if s[i] == ',' {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return s, "", false
 }
 
 func decodeValue(data []byte, v reflect.Value) error {
@@ -84,10 +101,10 @@ func decodeValue(data []byte, v reflect.Value) error {
 		}
 		return decodeValue(data, v.Elem())
 	case reflect.Struct:
-		if data[0] != '{' || v.Type() == reflect.TypeFor[ID]() {
+		fields := fieldsOf(v.Type())
+		if data[0] != '{' || fields == nil {
 			break
 		}
-		fields := fieldsOf(v.Type())
 		var err error
 		forEachMember(data, func(key, val []byte) bool {
 			name, ok := plainString(key)
@@ -100,12 +117,16 @@ func decodeValue(data []byte, v reflect.Value) error {
 			if !ok {
 				return true // a field this version does not know
 			}
-			err = decodeValue(val, v.FieldByIndex(f.index))
+			if fv := v.Field(f.index); f.std {
+				err = json.Unmarshal(val, fv.Addr().Interface())
+			} else {
+				err = decodeValue(val, fv)
+			}
 			return err == nil
 		})
 		return err
 	case reflect.Slice:
-		if data[0] != '[' || v.Type().Elem().Kind() == reflect.Uint8 {
+		if data[0] != '[' || v.Type().Elem().Kind() == reflect.Uint8 || usesJSON(v.Type().Elem()) {
 			break
 		}
 		n := 0

@@ -56,6 +56,14 @@
 //
 // The rules are tested in canonical_test.go and fuzzed by FuzzCanonical.
 //
+// The canonical JSON of a Go value (a run's document) is [Marshal]'s:
+// encoding/json's encoding (names from json tags, invalid UTF-8 as U+FFFD),
+// canonicalised. The store writes it directly (encode.go): per type, once,
+// it builds an encoder by reflection that writes the fields in canonical
+// order and each payload canonicalised once, so a field added to a trace
+// type needs no code. FuzzCanonicalEncoder holds it to Marshal, and
+// decodeCanonical, which reads documents back, to encoding/json.
+//
 // # Durability
 //
 // [Store.PutRun] writes a run's blobs, its record and its refs in one synced

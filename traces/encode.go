@@ -1,56 +1,344 @@
 package traces
 
 import (
+	"encoding"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"math"
+	"reflect"
+	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
 // A run's document is Marshal(run): encoding/json, then canonicalisation.
 // That encodes every payload twice and parses it twice; storing a run was
-// most of what recording and replaying cost beyond the server. encodeRun
-// writes the same bytes directly: the members of each trace type in
-// canonical (sorted) order, each payload (json.RawMessage) canonicalised
-// once. TestEncodeRunEqualsMarshal and FuzzEncodeRun hold it to Marshal;
-// a field added to a trace type must be added here too (the test's fully
-// populated run fails until it is).
+// most of what recording and replaying cost beyond the server.
+// encodeCanonical writes the same bytes directly. Per type, once, it builds
+// an encoder (cached by reflect.Type): a struct's fields, named by their
+// json tags, in canonical (UTF-16) key order with their omitempty and
+// omitzero tests; strings coerced to UTF-8 as encoding/json does and
+// canonically escaped; integers exact. A payload (json.RawMessage) is
+// canonicalised once, and only when it is not canonical already. Whatever
+// it does not handle itself (floats aside: maps, interfaces, []byte, types
+// with a MarshalJSON method, embedded structs, the "string" option) it
+// hands to encoding/json and canonicalises the result, so a field added to
+// a trace type needs nothing here. TestEncodeRunEqualsMarshal and
+// FuzzCanonicalEncoder hold it to Marshal.
 
-// runEncoder appends the canonical encoding of trace values to out.
-type runEncoder struct {
-	out []byte
-	err error
-}
+func encodeRun(r *Run) ([]byte, error) { return encodeCanonical(r) }
 
-func encodeRun(r *Run) ([]byte, error) {
-	e := &runEncoder{out: make([]byte, 0, 4096)}
-	e.run(r)
+// encodeCanonical returns Marshal(v), written directly.
+func encodeCanonical(v any) ([]byte, error) {
+	e := &encoder{out: make([]byte, 0, 4096)}
+	if rv := reflect.ValueOf(v); rv.IsValid() {
+		encoderOf(rv.Type())(e, rv)
+	} else {
+		e.out = append(e.out, "null"...)
+	}
 	return e.out, e.err
 }
 
-func (e *runEncoder) key(first *bool, k string) {
-	if !*first {
-		e.out = append(e.out, ',')
+// encoder appends canonical JSON to out. depth is the nesting of the value
+// being written, as Canonical counts it (it refuses more than maxDepth).
+type encoder struct {
+	out   []byte
+	err   error
+	depth int
+}
+
+type encoderFunc func(e *encoder, v reflect.Value)
+
+var encoders sync.Map // reflect.Type -> encoderFunc
+
+func encoderOf(t reflect.Type) encoderFunc {
+	if f, ok := encoders.Load(t); ok {
+		return f.(encoderFunc)
 	}
-	*first = false
-	e.out = append(e.out, '"')
-	e.out = append(e.out, k...)
-	e.out = append(e.out, '"', ':')
+	// A recursive type finds this indirection while its encoder is built.
+	build := sync.OnceValue(func() encoderFunc { return newEncoder(t) })
+	if f, loaded := encoders.LoadOrStore(t, encoderFunc(func(e *encoder, v reflect.Value) { build()(e, v) })); loaded {
+		return f.(encoderFunc)
+	}
+	f := build()
+	encoders.Store(t, f)
+	return f
+}
+
+var (
+	marshalerType     = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+)
+
+func newEncoder(t reflect.Type) encoderFunc {
+	implements := func(i reflect.Type) bool { return t.Implements(i) || reflect.PointerTo(t).Implements(i) }
+	switch {
+	case t == rawMessageType:
+		return func(e *encoder, v reflect.Value) {
+			if v.IsNil() {
+				e.out = append(e.out, "null"...)
+			} else if err := e.canonical(v.Bytes()); err != nil {
+				e.fail(&json.MarshalerError{Type: t, Err: err})
+			}
+		}
+	case t.Kind() == reflect.Pointer: // as encoding/json's marshalerEncoder would for a pointer too
+		elem := encoderOf(t.Elem())
+		return func(e *encoder, v reflect.Value) {
+			if v.IsNil() {
+				e.out = append(e.out, "null"...)
+			} else {
+				elem(e, v.Elem())
+			}
+		}
+	case t.Kind() != reflect.Interface && t.Implements(textMarshalerType) && !implements(marshalerType):
+		return func(e *encoder, v reflect.Value) {
+			if v.CanAddr() {
+				v = v.Addr() // no allocation to make an interface of it
+			}
+			m, _ := reflect.TypeAssert[encoding.TextMarshaler](v)
+			b, err := m.MarshalText()
+			if err != nil {
+				e.fail(&json.MarshalerError{Type: t, Err: err})
+			}
+			e.str(string(b))
+		}
+	case implements(marshalerType) || implements(textMarshalerType):
+		return encodeWithJSON
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return func(e *encoder, v reflect.Value) { e.str(v.String()) }
+	case reflect.Bool:
+		return func(e *encoder, v reflect.Value) { e.out = strconv.AppendBool(e.out, v.Bool()) }
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return func(e *encoder, v reflect.Value) { e.out = strconv.AppendInt(e.out, v.Int(), 10) }
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return func(e *encoder, v reflect.Value) {
+			if n := v.Uint(); n <= math.MaxInt64 {
+				e.out = strconv.AppendUint(e.out, n, 10)
+			} else { // not an int64: a double, as Canonical reads it
+				e.out = appendES6Number(e.out, float64(n))
+			}
+		}
+	case reflect.Float32, reflect.Float64:
+		return func(e *encoder, v reflect.Value) {
+			f := v.Float()
+			if math.IsInf(f, 0) || math.IsNaN(f) {
+				e.fail(&json.UnsupportedValueError{Value: v, Str: strconv.FormatFloat(f, 'g', -1, t.Bits())})
+				return
+			}
+			if t.Bits() == 32 { // the shortest decimal of the float32, read back as a double
+				f, _ = strconv.ParseFloat(strconv.FormatFloat(f, 'g', -1, 32), 64)
+			}
+			e.out = appendES6Number(e.out, f)
+		}
+	case reflect.Struct:
+		return structEncoder(t)
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 && t.Kind() == reflect.Slice {
+			return encodeWithJSON // base64
+		}
+		elem := encoderOf(t.Elem())
+		return func(e *encoder, v reflect.Value) {
+			if v.Kind() == reflect.Slice && v.IsNil() {
+				e.out = append(e.out, "null"...)
+				return
+			}
+			e.out = append(e.out, '[')
+			e.depth++
+			for i := range v.Len() {
+				if i > 0 {
+					e.out = append(e.out, ',')
+				} else if e.deep() {
+					break
+				}
+				elem(e, v.Index(i))
+			}
+			e.depth--
+			e.out = append(e.out, ']')
+		}
+	}
+	return encodeWithJSON // maps, interfaces and what encoding/json refuses
+}
+
+// A field is one member of a struct's encoding.
+type field struct {
+	name  string
+	key   []byte // `"name":`
+	index int
+	omit  func(reflect.Value) bool // nil: never omitted
+	enc   encoderFunc
+}
+
+// structEncoder writes a struct's fields as encoding/json names them, in
+// canonical order. A struct that needs more of encoding/json's rules than
+// names, "-", omitempty and omitzero goes to encoding/json.
+func structEncoder(t reflect.Type) encoderFunc {
+	var fields []field
+	var names []string
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		tag := sf.Tag.Get("json")
+		if sf.Anonymous {
+			return encodeWithJSON // embedding: encoding/json's promotion rules
+		}
+		if !sf.IsExported() || tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		opt := func(o string) bool { return slices.Contains(strings.Split(opts, ","), o) }
+		if name == "" {
+			name = sf.Name
+		} else if !isSimpleTag(name) {
+			return encodeWithJSON
+		}
+		if opt("string") || slices.Contains(names, name) {
+			return encodeWithJSON
+		}
+		names = append(names, name)
+		f := field{name: name, key: append(appendString(nil, name), ':'), index: i, enc: encoderOf(sf.Type)}
+		isEmpty, isZero := emptyFunc(sf.Type), zeroFunc(sf.Type)
+		switch empty, zero := opt("omitempty"), opt("omitzero"); {
+		case empty && zero:
+			f.omit = func(v reflect.Value) bool { return isEmpty(v) || isZero(v) }
+		case empty:
+			f.omit = isEmpty
+		case zero:
+			f.omit = isZero
+		}
+		fields = append(fields, f)
+	}
+	slices.SortFunc(fields, func(a, b field) int { return compareUTF16(a.name, b.name) })
+	return func(e *encoder, v reflect.Value) {
+		e.out = append(e.out, '{')
+		e.depth++
+		first := true
+		for i := range fields {
+			f := &fields[i]
+			fv := v.Field(f.index)
+			if f.omit != nil && f.omit(fv) {
+				continue
+			}
+			if !first {
+				e.out = append(e.out, ',')
+			} else if e.deep() {
+				break
+			}
+			first = false
+			e.out = append(e.out, f.key...)
+			f.enc(e, fv)
+		}
+		e.depth--
+		e.out = append(e.out, '}')
+	}
+}
+
+// isSimpleTag reports whether name is a json tag name encoding/json uses
+// as is; it also accepts others, which this encoder leaves to it.
+func isSimpleTag(name string) bool {
+	for _, c := range name {
+		if !(c == '_' || c == '-' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// emptyFunc is encoding/json's omitempty test for type t.
+func emptyFunc(t reflect.Type) func(reflect.Value) bool {
+	switch t.Kind() {
+	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
+		return func(v reflect.Value) bool { return v.Len() == 0 }
+	case reflect.Interface, reflect.Pointer:
+		return reflect.Value.IsNil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return func(v reflect.Value) bool { return v.Int() == 0 }
+	case reflect.Bool, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64:
+		return reflect.Value.IsZero
+	}
+	return func(reflect.Value) bool { return false }
+}
+
+type isZeroer interface{ IsZero() bool }
+
+var isZeroerType = reflect.TypeFor[isZeroer]()
+
+// zeroFunc is encoding/json's omitzero test for type t: its IsZero method
+// if it has one.
+func zeroFunc(t reflect.Type) func(reflect.Value) bool {
+	switch {
+	case (t.Kind() == reflect.Interface || t.Kind() == reflect.Pointer) && t.Implements(isZeroerType):
+		return func(v reflect.Value) bool {
+			return v.IsNil() || (v.Kind() == reflect.Interface && v.Elem().Kind() == reflect.Pointer && v.Elem().IsNil()) ||
+				v.Interface().(isZeroer).IsZero()
+		}
+	case t.Implements(isZeroerType):
+		return func(v reflect.Value) bool { return v.Interface().(isZeroer).IsZero() }
+	case reflect.PointerTo(t).Implements(isZeroerType):
+		return func(v reflect.Value) bool {
+			if !v.CanAddr() {
+				c := reflect.New(t).Elem()
+				c.Set(v)
+				v = c
+			}
+			return v.Addr().Interface().(isZeroer).IsZero()
+		}
+	}
+	return reflect.Value.IsZero
+}
+
+// encodeWithJSON writes what encoding/json writes for v, canonicalised.
+func encodeWithJSON(e *encoder, v reflect.Value) {
+	if v.Kind() != reflect.Pointer && v.CanAddr() {
+		v = v.Addr() // so that methods on the pointer apply, as they would in place
+	}
+	b, err := json.Marshal(v.Interface())
+	if err == nil {
+		err = e.canonical(b)
+	}
+	e.fail(err)
+}
+
+// canonical writes the JSON text b in canonical form, at e.depth.
+func (e *encoder) canonical(b []byte) error {
+	if v := (canonicalChecker{in: b}); v.value(e.depth) && v.pos == len(b) { // most payloads are canonical
+		e.out = append(e.out, b...)
+		return nil
+	}
+	c := canonicalizer{in: b, out: e.out}
+	c.skipSpace()
+	err := c.value(e.depth)
+	c.skipSpace()
+	if err == nil && c.pos != len(c.in) {
+		err = c.errorf("unexpected data after the JSON value")
+	}
+	if err == nil {
+		e.out = c.out
+	}
+	return err
+}
+
+// deep reports (and records as the error) that a member or element at
+// e.depth would be nested deeper than Canonical allows.
+func (e *encoder) deep() bool {
+	if e.depth <= maxDepth {
+		return false
+	}
+	e.fail(fmt.Errorf("%w: nesting deeper than %d", ErrSyntax, maxDepth))
+	return true
 }
 
 // str writes s as encoding/json would coerce it (invalid UTF-8 becomes
 // U+FFFD, byte by byte), in canonical form.
-func (e *runEncoder) str(s string) {
+func (e *encoder) str(s string) {
 	if !utf8.ValidString(s) {
 		b := make([]byte, 0, len(s)+8)
 		for i := 0; i < len(s); {
 			r, n := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && n == 1 {
-				b = utf8.AppendRune(b, utf8.RuneError)
-			} else {
-				b = append(b, s[i:i+n]...)
-			}
+			b = utf8.AppendRune(b, r) // RuneError for a bad byte
 			i += n
 		}
 		s = string(b)
@@ -58,365 +346,8 @@ func (e *runEncoder) str(s string) {
 	e.out = appendString(e.out, s)
 }
 
-func (e *runEncoder) int(v int64) { e.out = strconv.AppendInt(e.out, v, 10) }
-
-func (e *runEncoder) bool(v bool) { e.out = strconv.AppendBool(e.out, v) }
-
-func (e *runEncoder) id(id ID) {
-	e.out = append(e.out, '"')
-	e.out = append(e.out, id.String()...)
-	e.out = append(e.out, '"')
-}
-
-// raw writes a payload in canonical form; nil is null, as encoding/json
-// writes a nil json.RawMessage.
-func (e *runEncoder) raw(m json.RawMessage) {
-	if m == nil {
-		e.out = append(e.out, "null"...)
-		return
-	}
-	if isCanonical(m) { // most payloads are
-		e.out = append(e.out, m...)
-		return
-	}
-	c := canonicalizer{in: m, out: e.out}
-	c.skipSpace()
-	err := c.value(0)
-	c.skipSpace()
-	if err == nil && c.pos != len(c.in) {
-		err = c.errorf("unexpected data after the JSON value")
-	}
-	if len(m) == 0 {
-		err = errors.New("unexpected end of JSON input")
-	}
-	if err != nil {
-		e.fail(fmt.Errorf("json: error calling MarshalJSON for type json.RawMessage: %w", err))
-		return
-	}
-	e.out = c.out
-}
-
-func (e *runEncoder) float(f float64) {
-	b, err := json.Marshal(f)
-	if err == nil {
-		b, err = Canonical(b)
-	}
-	if err != nil {
-		e.fail(err)
-		return
-	}
-	e.out = append(e.out, b...)
-}
-
-func (e *runEncoder) fail(err error) {
-	if e.err == nil {
+func (e *encoder) fail(err error) {
+	if e.err == nil && err != nil {
 		e.err = err
 	}
-}
-
-func (e *runEncoder) run(r *Run) {
-	e.out = append(e.out, `{"events":`...)
-	if r.Events == nil {
-		e.out = append(e.out, "null"...)
-	} else {
-		e.out = append(e.out, '[')
-		for i := range r.Events {
-			if i > 0 {
-				e.out = append(e.out, ',')
-			}
-			e.event(&r.Events[i])
-		}
-		e.out = append(e.out, ']')
-	}
-	e.out = append(e.out, `,"manifest":`...)
-	e.manifest(&r.Manifest)
-	e.out = append(e.out, '}')
-}
-
-func (e *runEncoder) manifest(m *Manifest) {
-	f := true
-	e.out = append(e.out, '{')
-	e.key(&f, "fixture")
-	{
-		g := true
-		e.out = append(e.out, '{')
-		if m.Fixture.Hash != "" {
-			e.key(&g, "hash")
-			e.str(m.Fixture.Hash)
-		}
-		e.key(&g, "name")
-		e.str(m.Fixture.Name)
-		e.out = append(e.out, '}')
-	}
-	e.key(&f, "format")
-	e.int(int64(m.Format))
-	e.key(&f, "harness")
-	e.str(m.Harness)
-	e.key(&f, "mode")
-	e.str(string(m.Mode))
-	e.key(&f, "model")
-	{
-		g := true
-		e.out = append(e.out, '{')
-		if m.Model.MaxTokens != 0 {
-			e.key(&g, "max_tokens")
-			e.int(int64(m.Model.MaxTokens))
-		}
-		e.key(&g, "name")
-		e.str(m.Model.Name)
-		e.key(&g, "provider")
-		e.str(m.Model.Provider)
-		e.key(&g, "seed")
-		e.int(m.Model.Seed)
-		if m.Model.Temperature != nil {
-			e.key(&g, "temperature")
-			e.float(*m.Model.Temperature)
-		}
-		if m.Model.TopP != nil {
-			e.key(&g, "top_p")
-			e.float(*m.Model.TopP)
-		}
-		e.out = append(e.out, '}')
-	}
-	if m.Outcome != "" {
-		e.key(&f, "outcome")
-		e.str(string(m.Outcome))
-	}
-	if m.Replays != nil {
-		e.key(&f, "replays")
-		e.id(*m.Replays)
-	}
-	e.key(&f, "run_index")
-	e.int(int64(m.RunIndex))
-	e.key(&f, "scenario")
-	{
-		g := true
-		e.out = append(e.out, '{')
-		if m.Scenario.Hash != "" {
-			e.key(&g, "hash")
-			e.str(m.Scenario.Hash)
-		}
-		e.key(&g, "id")
-		e.str(m.Scenario.ID)
-		e.out = append(e.out, '}')
-	}
-	e.key(&f, "server")
-	{
-		g := true
-		e.out = append(e.out, '{')
-		e.key(&g, "name")
-		e.str(m.Server.Name)
-		if m.Server.ProfileHash != "" {
-			e.key(&g, "profile_hash")
-			e.str(m.Server.ProfileHash)
-		}
-		if m.Server.Repo != "" {
-			e.key(&g, "repo")
-			e.str(m.Server.Repo)
-		}
-		if m.Server.SHA != "" {
-			e.key(&g, "sha")
-			e.str(m.Server.SHA)
-		}
-		e.out = append(e.out, '}')
-	}
-	if m.Suite != "" {
-		e.key(&f, "suite")
-		e.str(m.Suite)
-	}
-	if m.SystemPrompt != "" {
-		e.key(&f, "system_prompt")
-		e.str(m.SystemPrompt)
-	}
-	e.out = append(e.out, '}')
-}
-
-func (e *runEncoder) event(ev *Event) {
-	f := true
-	e.out = append(e.out, '{')
-	if a := ev.Answer; a != nil {
-		e.key(&f, "answer")
-		g := true
-		e.out = append(e.out, '{')
-		if len(a.Result) > 0 {
-			e.key(&g, "result")
-			e.raw(a.Result)
-		}
-		if a.Text != "" {
-			e.key(&g, "text")
-			e.str(a.Text)
-		}
-		e.out = append(e.out, '}')
-	}
-	if ev.AtUS != 0 {
-		e.key(&f, "at_us")
-		e.int(ev.AtUS)
-	}
-	if c := ev.Call; c != nil {
-		e.key(&f, "call")
-		g := true
-		e.out = append(e.out, '{')
-		e.key(&g, "arguments")
-		e.raw(c.Arguments)
-		e.key(&g, "index")
-		e.int(int64(c.Index))
-		if c.Invalid != "" {
-			e.key(&g, "invalid")
-			e.str(c.Invalid)
-		}
-		if c.IsError {
-			e.key(&g, "is_error")
-			e.bool(true)
-		}
-		e.key(&g, "latency_us")
-		e.int(c.LatencyUS)
-		if len(c.Result) > 0 {
-			e.key(&g, "result")
-			e.raw(c.Result)
-		}
-		e.key(&g, "tool")
-		e.str(c.Tool)
-		e.out = append(e.out, '}')
-	}
-	if x := ev.Egress; x != nil {
-		e.key(&f, "egress")
-		e.out = append(e.out, `{"call":`...)
-		e.int(int64(x.Call))
-		e.out = append(e.out, `,"host":`...)
-		e.str(x.Host)
-		e.out = append(e.out, '}')
-	}
-	if x := ev.Elicitation; x != nil {
-		e.key(&f, "elicitation")
-		g := true
-		e.out = append(e.out, '{')
-		e.key(&g, "action")
-		e.str(x.Action)
-		e.key(&g, "call")
-		e.int(int64(x.Call))
-		if len(x.Content) > 0 {
-			e.key(&g, "content")
-			e.raw(x.Content)
-		}
-		e.key(&g, "message")
-		e.str(x.Message)
-		if len(x.Schema) > 0 {
-			e.key(&g, "schema")
-			e.raw(x.Schema)
-		}
-		e.out = append(e.out, '}')
-	}
-	if x := ev.Error; x != nil {
-		e.key(&f, "error")
-		e.out = append(e.out, `{"kind":`...)
-		e.str(string(x.Kind))
-		e.out = append(e.out, `,"message":`...)
-		e.str(x.Message)
-		e.out = append(e.out, '}')
-	}
-	if h := ev.HTTP; h != nil {
-		e.key(&f, "http")
-		g := true
-		e.out = append(e.out, '{')
-		if h.Boot {
-			e.key(&g, "boot")
-			e.bool(true)
-		}
-		e.key(&g, "call")
-		e.int(int64(h.Call))
-		e.key(&g, "class")
-		e.str(h.Class)
-		e.key(&g, "latency_us")
-		e.int(h.LatencyUS)
-		e.key(&g, "method")
-		e.str(h.Method)
-		e.key(&g, "path")
-		e.str(h.Path)
-		if h.Query != "" {
-			e.key(&g, "query")
-			e.str(h.Query)
-		}
-		if len(h.RequestBody) > 0 {
-			e.key(&g, "request_body")
-			e.raw(h.RequestBody)
-		}
-		if len(h.ResponseBody) > 0 {
-			e.key(&g, "response_body")
-			e.raw(h.ResponseBody)
-		}
-		e.key(&g, "seq")
-		e.int(int64(h.Seq))
-		e.key(&g, "status")
-		e.int(int64(h.Status))
-		e.out = append(e.out, '}')
-	}
-	if x := ev.Initialize; x != nil {
-		e.key(&f, "initialize")
-		g := true
-		e.out = append(e.out, '{')
-		if len(x.Capabilities) > 0 {
-			e.key(&g, "capabilities")
-			e.raw(x.Capabilities)
-		}
-		if x.Instructions != "" {
-			e.key(&g, "instructions")
-			e.str(x.Instructions)
-		}
-		e.key(&g, "protocol_version")
-		e.str(x.ProtocolVersion)
-		if len(x.ServerInfo) > 0 {
-			e.key(&g, "server_info")
-			e.raw(x.ServerInfo)
-		}
-		if x.Stderr != "" {
-			e.key(&g, "stderr")
-			e.str(x.Stderr)
-		}
-		e.out = append(e.out, '}')
-	}
-	e.key(&f, "kind")
-	e.str(string(ev.Kind))
-	if x := ev.Tools; x != nil {
-		e.key(&f, "tools")
-		e.out = append(e.out, `{"tools":`...)
-		e.raw(x.Tools)
-		e.out = append(e.out, '}')
-	}
-	if t := ev.Turn; t != nil {
-		e.key(&f, "turn")
-		g := true
-		e.out = append(e.out, '{')
-		if t.Attempts != 0 {
-			e.key(&g, "attempts")
-			e.int(int64(t.Attempts))
-		}
-		e.key(&g, "index")
-		e.int(int64(t.Index))
-		e.key(&g, "key")
-		e.id(t.Key)
-		e.key(&g, "latency_us")
-		e.int(t.LatencyUS)
-		e.key(&g, "request")
-		e.raw(t.Request)
-		e.key(&g, "response")
-		e.raw(t.Response)
-		e.key(&g, "usage")
-		h := true
-		e.out = append(e.out, '{')
-		if t.Usage.Cached != 0 {
-			e.key(&h, "cached")
-			e.int(int64(t.Usage.Cached))
-		}
-		if t.Usage.Estimated {
-			e.key(&h, "estimated")
-			e.bool(true)
-		}
-		e.key(&h, "input")
-		e.int(int64(t.Usage.Input))
-		e.key(&h, "output")
-		e.int(int64(t.Usage.Output))
-		e.out = append(e.out, '}')
-		e.out = append(e.out, '}')
-	}
-	e.out = append(e.out, '}')
 }
