@@ -277,4 +277,3 @@ func FoldMisses(rows []Miss) []Miss {
 	}
 	return out
 }
-

@@ -163,15 +163,15 @@ func benchCorpus(b *testing.B) {
 	sizeRatio := float64(st.DiskBytes) / float64(gz)
 	p50s, p50j := median(storeT), median(jsonlT)
 	b.ReportMetric(sizeRatio, "size_ratio")
-	b.ReportMetric(float64(st.StoredBytes)/float64(gz), "blob_ratio")
+	b.ReportMetric(float64(st.StoredBytes)/float64(gz), "record_ratio")
 	b.ReportMetric(float64(runs)/ingest.Seconds(), "runs/s")
 	b.ReportMetric(float64(p50s.Microseconds())/1000, "load_p50_ms")
 	b.ReportMetric(float64(p50s)/float64(p50j), "load_ratio")
-	b.Logf("corpus: %d runs, %.1f MB as JSON lines (%.1f MB canonical), %d blobs", runs, mb(rawJSONL), mb(st.RawBytes), st.Blobs)
+	b.Logf("corpus: %d runs, %.1f MB as JSON lines (%.1f MB canonical), %d bases", runs, mb(rawJSONL), mb(st.RawBytes), st.Bases)
 	b.Logf("gzip -9 of the JSON lines: %.2f MB", mb(gz))
-	b.Logf("store after GC+compaction: %.2f MB on disk (%.2f MB of blob values); ratio to gzip -9: %.3f (blobs alone %.3f)",
+	b.Logf("store after GC+compaction: %.2f MB on disk (%.2f MB of run records); ratio to gzip -9: %.3f (records alone %.3f)",
 		mb(st.DiskBytes), mb(st.StoredBytes), sizeRatio, float64(st.StoredBytes)/float64(gz))
-	b.Logf("dedup %.1fx, zstd %.1fx", st.DedupRatio(), st.CompressionRatio())
+	b.Logf("compression %.1fx", st.CompressionRatio())
 	b.Logf("on disk after close: %s (%.2f MB while open)", breakdown, mb(openDisk))
 	b.Logf("ingest: %.0f runs/s (%.2f ms/run)", float64(runs)/ingest.Seconds(), ingest.Seconds()*1000/float64(runs))
 	b.Logf("load one run, all payloads verified: p50 %.2f ms, p95 %.2f ms; JSON lines read+decode p50 %.2f ms; ratio %.2f",

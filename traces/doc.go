@@ -13,22 +13,19 @@
 // Hashing happens before compression, so an ID names content, not a storage
 // layout, and every read re-hashes what it returns.
 //
-// A blob is what the store keeps for one value. Values of 256 bytes or more
-// inside a run (a tool definition, a model message, an HTTP body) are split
-// out into blobs of their own and referenced from their parent, so a value
-// that repeats (each tool of the 20 KB tool list sent in every turn of every
-// run) is stored once. A container that is little more than references (the
-// tool list itself, a conversation) is folded into its parent instead of
-// becoming a blob (see splitter in node.go). Blobs are compressed with zstd
-// and a dictionary the store trains on its own blobs at GC (dict.go). A run's ID is the ID of its whole canonical document (its
-// manifest and events, the start time excepted), so a run's identity does not
-// depend on how the store splits it.
+// A run's ID is the ID of its whole canonical document (its manifest and
+// events; the start time and the servers' stderr are kept beside it). The
+// store keeps each run as one zstd frame compressed against a base: the
+// first run stored of its family (same server, model and scenario), whose
+// own base is one of the anchors of its server and model (see codec.go).
+// Reading a run decompresses it against its base and re-hashes the
+// document, so a run's identity does not depend on how it is stored.
 //
 // A ref is a named pointer to a run, like a git ref:
 // <suite>/<server>/<model>/<scenario>/<run-index>. Refs are the roots of the
 // store: [Store.GC] drops whatever no ref reaches.
 //
-// A pack is one file holding runs, their blobs and refs, to move traces
+// A pack is one file holding runs and refs, to move traces
 // between machines (CI artifacts, sharded recordings). Packs are
 // deterministic: the same runs give the same bytes on any machine.
 //
@@ -66,7 +63,7 @@
 //
 // # Durability
 //
-// [Store.PutRun] writes a run's blobs, its record and its refs in one synced
+// [Store.PutRun] writes a run's record, any base it becomes and its refs in one synced
 // pebble batch: a process killed mid-write leaves either the whole run or
 // nothing. Only one process may open a store at a time.
 package traces

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/klauspost/compress/zstd"
@@ -22,18 +23,26 @@ import (
 //
 //	pack    = magic zstd(records)
 //	magic   = "bench-pack\n"
-//	records = header blob* run* ref* end
+//	records = header run* ref* end
 //	record  = type:byte uvarint(len(body)) body
 //
-//	'H' header  canonical JSON {"blobs":n,"format":1,"refs":n,"runs":n}
-//	'B' blob    id[32] node                  (blobs sorted by ID)
-//	'U' run     id[32] canonical JSON info   (runs sorted by ID)
+//	'H' header  canonical JSON {"format":2,"refs":n,"runs":n}
+//	'D' run     id[32] started_at uvarint(len doc) doc stderr
+//	            (runs sorted by ID; started_at as in a run record, see
+//	            codec.go; stderr is the canonical JSON of the servers'
+//	            stderr by event index, or empty)
 //	'R' ref     id[32] name                  (refs sorted by name)
 //	'Z' end     SHA-256 of every record byte before it
 //
-// The zstd stream is written by one goroutine at a fixed level, so the same
-// runs give the same bytes on any machine running the same bench.
+// A pack holds every run whole: the zstd stream around them compresses one
+// run against the runs before it. It is written by one goroutine at a fixed
+// level, so the same runs give the same bytes on any machine running the
+// same bench. Packs of format 1 (runs as blobs: 'B' blob id node, 'U' run
+// id info) are still read.
 const packMagic = "bench-pack\n"
+
+// PackFormat is the version of the packs Export writes.
+const PackFormat = 2
 
 // ErrBadPack is wrapped by every error Import returns for a pack that is
 // truncated, tampered with or otherwise unreadable.
@@ -41,68 +50,54 @@ var ErrBadPack = errors.New("bad pack")
 
 const (
 	recHeader = 'H'
-	recBlob   = 'B'
-	recRun    = 'U'
+	recDoc    = 'D'
+	recBlob   = 'B' // format 1
+	recRun    = 'U' // format 1
 	recRef    = 'R'
 	recEnd    = 'Z'
 )
 
 // maxRecord bounds one record, and maxPackBytes a whole decompressed pack,
-// so that hostile input cannot allocate wildly.
+// so that hostile input cannot allocate or spin wildly.
 const (
-	maxRecord    = 1 << 30
-	maxPackBytes = uint64(8 << 30)
+	maxRecord    = maxPlain + 64
+	maxPackBytes = uint64(64 << 30)
+	maxWindow    = 128 << 20
 )
 
 type packHeader struct {
 	Format int `json:"format"`
-	Blobs  int `json:"blobs"`
+	Blobs  int `json:"blobs,omitempty"` // format 1
 	Runs   int `json:"runs"`
 	Refs   int `json:"refs"`
 }
 
 // ExportReport says what Export wrote.
 type ExportReport struct {
-	Runs  int `json:"runs"`
-	Refs  int `json:"refs"`
-	Blobs int `json:"blobs"`
+	Runs int `json:"runs"`
+	Refs int `json:"refs"`
 }
 
 // Export writes a pack of the refs whose names start with one of prefixes
-// (every ref when prefixes is empty), their runs and every blob they reach.
+// (every ref when prefixes is empty) and their runs, each verified as it is
+// read.
 func (s *Store) Export(w io.Writer, prefixes ...string) (*ExportReport, error) {
 	all, err := s.Refs("")
 	if err != nil {
 		return nil, err
 	}
 	var refs []Ref
+	ids := map[ID]bool{}
 	for _, r := range all {
 		if len(prefixes) == 0 || slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(r.Name, p) }) {
 			refs = append(refs, r)
+			ids[r.Run] = true
 		}
 	}
 	if len(refs) == 0 {
 		return nil, fmt.Errorf("export: no ref matches %q: %w", prefixes, ErrNotFound)
 	}
-	live := map[ID]bool{}
-	runs := map[ID]runInfo{}
-	for _, r := range refs {
-		if err := s.mark(r.Run, live); err != nil {
-			return nil, fmt.Errorf("export: ref %s: %w", r.Name, err)
-		}
-		info, err := s.runInfo(r.Run)
-		if err != nil {
-			return nil, fmt.Errorf("export: ref %s: %w", r.Name, err)
-		}
-		runs[r.Run] = info
-	}
-	blobIDs := sortedIDs(live)
-	runIDs := make([]ID, 0, len(runs))
-	for id := range runs {
-		runIDs = append(runIDs, id)
-	}
-	sortIDs(runIDs)
-
+	runIDs := sortedIDs(ids)
 	if _, err := io.WriteString(w, packMagic); err != nil {
 		return nil, err
 	}
@@ -111,25 +106,15 @@ func (s *Store) Export(w io.Writer, prefixes ...string) (*ExportReport, error) {
 		return nil, err
 	}
 	pw := &packWriter{w: bufio.NewWriterSize(zw, 1<<16), h: sha256.New()}
-	hdr, _ := Marshal(packHeader{Format: FormatVersion, Blobs: len(blobIDs), Runs: len(runIDs), Refs: len(refs)})
+	hdr, _ := Marshal(packHeader{Format: PackFormat, Runs: len(runIDs), Refs: len(refs)})
 	pw.record(recHeader, hdr)
-	// Every blob is verified before it leaves: the runs are expanded (and
-	// so each blob re-hashed) once, sharing a memo, before blobs are written.
 	for _, id := range runIDs {
-		if _, err := (&expander{node: s.node, memo: map[ID][]byte{}}).expand(id, nil, 0); err != nil {
-			return nil, fmt.Errorf("export: %w", err)
-		}
-	}
-	for _, id := range blobIDs {
-		plain, err := s.plain(id)
+		plain, r, err := s.codec.plain(id, 0)
 		if err != nil {
 			return nil, fmt.Errorf("export: %w", err)
 		}
-		pw.record(recBlob, append(id[:len(id):len(id)], plain...))
-	}
-	for _, id := range runIDs {
-		info, _ := Marshal(runs[id])
-		pw.record(recRun, append(id[:len(id):len(id)], info...))
+		body := append(id[:len(id):len(id)], binary.AppendUvarint(appendTime(nil, r.startedAt), uint64(r.docLen))...)
+		pw.record(recDoc, append(body, plain...))
 	}
 	for _, r := range refs {
 		pw.record(recRef, append(r.Run[:len(r.Run):len(r.Run)], r.Name...))
@@ -144,18 +129,7 @@ func (s *Store) Export(w io.Writer, prefixes ...string) (*ExportReport, error) {
 	if pw.err != nil {
 		return nil, fmt.Errorf("export: %w", pw.err)
 	}
-	return &ExportReport{Runs: len(runIDs), Refs: len(refs), Blobs: len(blobIDs)}, nil
-}
-
-// plain returns a blob's node bytes as stored.
-func (s *Store) plain(id ID) ([]byte, error) {
-	v, closer, err := s.db.Get(blobKey(id))
-	if err != nil {
-		return nil, fmt.Errorf("blob %s: %w", id, wrapCorrupt(err))
-	}
-	defer closer.Close()
-	p, err := s.decodeBlob(id, v)
-	return bytes.Clone(p), err
+	return &ExportReport{Runs: len(runIDs), Refs: len(refs)}, nil
 }
 
 type packWriter struct {
@@ -186,8 +160,6 @@ func (p *packWriter) record(typ byte, body []byte) {
 type ImportReport struct {
 	Runs      int `json:"runs"`       // runs in the pack
 	NewRuns   int `json:"new_runs"`   // of which the store lacked
-	Blobs     int `json:"blobs"`      // blobs in the pack
-	NewBlobs  int `json:"new_blobs"`  // of which the store lacked
 	Refs      int `json:"refs"`       // refs in the pack
 	RefsMoved int `json:"refs_moved"` // existing refs now pointing elsewhere
 }
@@ -200,26 +172,55 @@ type ImportOptions struct {
 	Overwrite bool
 }
 
-// Import reads a pack and merges it into the store, all or nothing: the
-// whole pack is read and every blob verified before anything is written,
-// and then everything is written in one synced batch. A truncated or
-// tampered pack imports nothing and the error (wrapping ErrBadPack) says why.
+// packRun is one run of a pack, verified.
+type packRun struct {
+	id   ID
+	doc  []byte
+	info runInfo
+}
+
+// Import reads a pack and merges it into the store, all or nothing: every
+// run is verified against its ID and the pack's end checksum checked
+// before anything is committed, and then everything is written in one
+// synced batch. A truncated or tampered pack imports nothing and the error
+// (wrapping ErrBadPack) says why.
 func (s *Store) Import(r io.Reader, o *ImportOptions) (*ImportReport, error) {
 	var opts ImportOptions
 	if o != nil {
 		opts = *o
 	}
-	p, err := readPack(r)
+	tx := s.codec.begin(s.opts.CompressionLevel)
+	defer tx.abort()
+	rep := &ImportReport{}
+	var refs []Ref
+	runs := map[ID]bool{}
+	err := readPack(r, func(pr *packRun) error {
+		rep.Runs++
+		runs[pr.id] = true
+		ok, err := s.hasRun(pr.id)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		rep.NewRuns++
+		var m struct {
+			Manifest Manifest `json:"manifest"`
+		}
+		if err := decodeCanonical(pr.doc, &m); err != nil {
+			return fmt.Errorf("import: run %s: %v: %w", pr.id.Short(), err, ErrBadPack)
+		}
+		_, err = tx.put(pr.doc, familyOf(&m.Manifest), pr.info, nil)
+		return err
+	}, func(ref Ref) { refs = append(refs, ref) })
 	if err != nil {
 		return nil, err
 	}
-	if err := p.verify(s.node, s.hasBlob); err != nil {
-		return nil, err
-	}
-	rep := &ImportReport{Runs: len(p.runs), Blobs: len(p.blobs), Refs: len(p.refs)}
+	rep.Refs = len(refs)
 	var conflicts []string
-	for _, r := range p.refs {
-		if _, ok := p.runs[r.Run]; !ok {
+	for _, r := range refs {
+		if !runs[r.Run] {
 			return nil, fmt.Errorf("import: ref %s points to run %s, which the pack lacks: %w", r.Name, r.Run.Short(), ErrBadPack)
 		}
 		if err := ValidateRefName(r.Name); err != nil {
@@ -238,210 +239,256 @@ func (s *Store) Import(r io.Reader, o *ImportOptions) (*ImportReport, error) {
 	if len(conflicts) > 0 && !opts.Overwrite {
 		return nil, fmt.Errorf("import: %d refs already point to other runs: %s; nothing imported (overwrite to replace them)", len(conflicts), strings.Join(conflicts, ", "))
 	}
-	b := s.db.NewBatch()
-	defer b.Close()
-	for _, id := range p.blobOrder {
-		ok, err := s.hasBlob(id)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			rep.NewBlobs++
-			if err := b.Set(blobKey(id), s.encodeBlob(p.blobs[id]), nil); err != nil {
-				return nil, err
-			}
-		}
-	}
-	for _, id := range sortedIDs(setOf(p.runs)) {
-		ok, err := s.has(runKey(id))
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			rep.NewRuns++
-			if err := b.Set(runKey(id), p.runs[id], nil); err != nil {
-				return nil, err
-			}
-		}
-	}
-	for _, r := range p.refs {
-		if err := b.Set(refKey(r.Name), r.Run[:], nil); err != nil {
+	for _, r := range refs {
+		if err := tx.b.Set(refKey(r.Name), r.Run[:], nil); err != nil {
 			return nil, err
 		}
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := tx.commit(pebble.Sync); err != nil {
 		return nil, fmt.Errorf("import: %w", err)
 	}
 	return rep, nil
 }
 
-// verify checks every blob of the pack against its ID, resolving children
-// in the pack first and then with node (the store's), and that every run's
-// document is present.
-func (p *pack) verify(node func(ID) ([]nodeRef, []byte, error), has func(ID) (bool, error)) error {
-	e := &expander{node: func(id ID) ([]nodeRef, []byte, error) {
-		if plain, ok := p.blobs[id]; ok {
-			refs, lit, err := decodeNode(plain)
-			if err != nil {
-				return nil, nil, fmt.Errorf("blob %s: %v: %w", id, err, ErrBadPack)
-			}
-			return refs, lit, nil
-		}
-		return node(id)
-	}}
-	for _, id := range p.blobOrder {
-		e.memo = map[ID][]byte{} // memory bounded by one tree
-		if _, err := e.expand(id, nil, 0); err != nil {
-			return fmt.Errorf("import: %v: %w", err, ErrBadPack)
-		}
-	}
-	for id := range p.runs {
-		if _, ok := p.blobs[id]; !ok {
-			if ok, err := has(id); err != nil || !ok {
-				return fmt.Errorf("import: run %s has no document: %w", id, ErrBadPack)
-			}
-		}
-	}
-	return nil
-}
-
-type pack struct {
-	blobs     map[ID][]byte
-	blobOrder []ID
-	runs      map[ID][]byte // canonical run info
-	refs      []Ref
-}
-
-func readPack(r io.Reader) (*pack, error) {
+// readPack reads a pack, calling run for each run (verified) and ref for
+// each ref, in pack order; it returns an error wrapping ErrBadPack for
+// anything malformed, the end checksum included, so a caller keeps what it
+// was handed only when readPack returns nil.
+func readPack(r io.Reader, run func(*packRun) error, ref func(Ref)) error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("import: %s: %w", fmt.Sprintf(format, args...), ErrBadPack)
 	}
 	br := bufio.NewReader(r)
 	magic := make([]byte, len(packMagic))
 	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != packMagic {
-		return nil, bad("not a bench pack (wrong magic)")
+		return bad("not a bench pack (wrong magic)")
 	}
-	compressed, err := io.ReadAll(br)
+	zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(maxWindow))
 	if err != nil {
-		return nil, fmt.Errorf("import: reading pack: %w", err)
-	}
-	// DecodeAll runs on this goroutine and stops at maxPackBytes, so a
-	// decompression bomb is refused rather than followed.
-	// A pack's records compress about 5:1; allowing 1000:1 (and 64 MiB
-	// whatever the size) refuses a decompression bomb quickly instead of
-	// decoding gigabytes of a hostile run-length block.
-	limit := min(maxPackBytes, max(64<<20, 1000*uint64(len(compressed))))
-	zr, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(limit))
-	if err != nil {
-		return nil, err
+		return err
 	}
 	defer zr.Close()
-	plain, err := zr.DecodeAll(compressed, nil)
-	if err != nil {
-		return nil, bad("decompressing: %v", err)
-	}
-	in := bytes.NewReader(plain)
+	in := bufio.NewReaderSize(&limitedReader{r: zr, left: maxPackBytes}, 1<<16)
 	h := sha256.New()
-	p := &pack{blobs: map[ID][]byte{}, runs: map[ID][]byte{}}
 	var hdr *packHeader
-	var prevBlob, prevRun *ID
+	var prevRun *ID
 	prevRef := ""
+	nruns, nrefs := 0, 0
+	var v1 *packV1
 	for {
 		typ, err := in.ReadByte()
 		if err != nil {
-			return nil, bad("truncated: no end record (%v)", err)
+			return bad("truncated: no end record (%v)", err)
 		}
 		n, err := binary.ReadUvarint(in)
 		if err != nil {
-			return nil, bad("truncated record length (%v)", err)
+			return bad("truncated record length (%v)", err)
 		}
 		if n > maxRecord {
-			return nil, bad("record of %d bytes is too large", n)
+			return bad("record of %d bytes is too large", n)
 		}
-		if n > uint64(in.Len()) {
-			return nil, bad("truncated record: %d bytes announced, %d left", n, in.Len())
+		body, err := readFull(in, int(n))
+		if err != nil {
+			return bad("truncated record: %v", err)
 		}
-		off := len(plain) - in.Len()
-		body := plain[off : off+int(n) : off+int(n)]
-		in.Seek(int64(n), io.SeekCurrent)
 		if typ == recEnd {
 			if !bytes.Equal(body, h.Sum(nil)) {
-				return nil, bad("checksum mismatch: the pack was altered")
+				return bad("checksum mismatch: the pack was altered")
 			}
 			if hdr == nil {
-				return nil, bad("no header")
+				return bad("no header")
 			}
 			if _, err := in.ReadByte(); err != io.EOF {
-				return nil, bad("data after the end record")
+				return bad("data after the end record")
 			}
-			if hdr.Blobs != len(p.blobs) || hdr.Runs != len(p.runs) || hdr.Refs != len(p.refs) {
-				return nil, bad("header counts (%d blobs, %d runs, %d refs) do not match the contents (%d, %d, %d)",
-					hdr.Blobs, hdr.Runs, hdr.Refs, len(p.blobs), len(p.runs), len(p.refs))
+			if v1 != nil {
+				if hdr.Blobs != len(v1.blobs) {
+					return bad("header counts %d blobs, the pack holds %d", hdr.Blobs, len(v1.blobs))
+				}
+				if err := v1.runs(run); err != nil {
+					return err
+				}
 			}
-			return p, nil
+			if hdr.Runs != nruns || hdr.Refs != nrefs {
+				return bad("header counts (%d runs, %d refs) do not match the contents (%d, %d)", hdr.Runs, hdr.Refs, nruns, nrefs)
+			}
+			return nil
 		}
 		var head [1 + binary.MaxVarintLen64]byte
 		head[0] = typ
 		h.Write(head[:1+binary.PutUvarint(head[1:], n)])
 		h.Write(body)
 		if typ != recHeader && hdr == nil {
-			return nil, bad("record %q before the header", typ)
+			return bad("record %q before the header", typ)
 		}
 		var id ID
-		if typ == recBlob || typ == recRun || typ == recRef {
+		if typ == recDoc || typ == recBlob || typ == recRun || typ == recRef {
 			if len(body) < len(id) {
-				return nil, bad("short %q record", typ)
+				return bad("short %q record", typ)
 			}
 			copy(id[:], body)
 		}
-		switch typ {
-		case recHeader:
+		switch {
+		case typ == recHeader:
 			if hdr != nil {
-				return nil, bad("second header")
+				return bad("second header")
 			}
 			hdr = &packHeader{}
 			if err := json.Unmarshal(body, hdr); err != nil {
-				return nil, bad("header: %v", err)
+				return bad("header: %v", err)
 			}
-			if hdr.Format != FormatVersion {
-				return nil, bad("pack has trace format %d; this bench reads format %d", hdr.Format, FormatVersion)
+			switch hdr.Format {
+			case PackFormat:
+			case 1:
+				v1 = &packV1{blobs: map[ID][]byte{}, info: map[ID]runInfo{}}
+			default:
+				return bad("pack has format %d; this bench reads formats 1 and %d", hdr.Format, PackFormat)
 			}
-		case recBlob:
-			if prevBlob != nil && bytes.Compare(prevBlob[:], id[:]) >= 0 {
-				return nil, bad("blobs out of order at %s", id.Short())
-			}
-			prevBlob = &id
-			p.blobs[id] = body[len(id):]
-			p.blobOrder = append(p.blobOrder, id)
-		case recRun:
+		case typ == recDoc && v1 == nil:
 			if prevRun != nil && bytes.Compare(prevRun[:], id[:]) >= 0 {
-				return nil, bad("runs out of order at %s", id.Short())
+				return bad("runs out of order at %s", id.Short())
 			}
 			prevRun = &id
-			var info runInfo
-			if err := json.Unmarshal(body[len(id):], &info); err != nil {
-				return nil, bad("run %s: %v", id.Short(), err)
+			nruns++
+			pr, err := decodeDocRecord(id, body[len(id):])
+			if err != nil {
+				return bad("run %s: %v", id.Short(), err)
 			}
-			p.runs[id] = body[len(id):]
-		case recRef:
+			if err := run(pr); err != nil {
+				return err
+			}
+		case typ == recBlob && v1 != nil:
+			if err := v1.blob(id, body[len(id):]); err != nil {
+				return bad("%v", err)
+			}
+		case typ == recRun && v1 != nil:
+			if prevRun != nil && bytes.Compare(prevRun[:], id[:]) >= 0 {
+				return bad("runs out of order at %s", id.Short())
+			}
+			prevRun = &id
+			nruns++
+			if err := v1.run(id, body[len(id):]); err != nil {
+				return bad("run %s: %v", id.Short(), err)
+			}
+		case typ == recRef:
 			name := string(body[len(id):])
 			if name <= prevRef {
-				return nil, bad("refs out of order at %q", name)
+				return bad("refs out of order at %q", name)
 			}
 			prevRef = name
-			p.refs = append(p.refs, Ref{Name: name, Run: id})
+			nrefs++
+			ref(Ref{Name: name, Run: id})
 		default:
-			return nil, bad("unknown record type %q", typ)
+			return bad("unknown record type %q", typ)
 		}
 	}
 }
 
-func setOf[V any](m map[ID]V) map[ID]bool {
-	out := make(map[ID]bool, len(m))
-	for id := range m {
-		out[id] = true
+// readFull reads n bytes, growing the buffer as they arrive, so that a
+// record announced larger than what follows costs what follows.
+func readFull(r io.Reader, n int) ([]byte, error) {
+	var buf bytes.Buffer
+	if _, err := io.CopyN(&buf, r, int64(n)); err != nil {
+		return nil, err
 	}
-	return out
+	return buf.Bytes(), nil
+}
+
+type limitedReader struct {
+	r    io.Reader
+	left uint64
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.left == 0 {
+		return 0, fmt.Errorf("the pack decompresses to more than %d bytes", maxPackBytes)
+	}
+	if uint64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= uint64(n)
+	return n, err
+}
+
+func decodeDocRecord(id ID, b []byte) (*packRun, error) {
+	at, b, err := readTime(b)
+	if err != nil {
+		return nil, errors.New("bad start time")
+	}
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)-k) {
+		return nil, errors.New("bad document length")
+	}
+	b = b[k:]
+	pr := &packRun{id: id, doc: b[:n], info: runInfo{StartedAt: at}}
+	if rest := b[n:]; len(rest) > 0 {
+		if err := json.Unmarshal(rest, &pr.info.Stderr); err != nil {
+			return nil, fmt.Errorf("stderr: %v", err)
+		}
+	}
+	if Hash(pr.doc) != id {
+		return nil, errors.New("content does not match its ID")
+	}
+	return pr, nil
+}
+
+// packV1 collects a format-1 pack's blobs and runs; the runs' documents are
+// expanded from the blobs, and verified, once the pack is read whole.
+type packV1 struct {
+	blobs    map[ID][]byte
+	prevBlob *ID
+	order    []ID
+	info     map[ID]runInfo
+}
+
+func (p *packV1) blob(id ID, node []byte) error {
+	if p.prevBlob != nil && bytes.Compare(p.prevBlob[:], id[:]) >= 0 {
+		return fmt.Errorf("blobs out of order at %s", id.Short())
+	}
+	p.prevBlob = &id
+	p.blobs[id] = node
+	return nil
+}
+
+func (p *packV1) run(id ID, body []byte) error {
+	var old struct {
+		StartedAt string            `json:"started_at"`
+		Stderr    map[string]string `json:"stderr"`
+	}
+	if err := json.Unmarshal(body, &old); err != nil {
+		return err
+	}
+	info := runInfo{Stderr: old.Stderr}
+	info.StartedAt, _ = time.Parse(time.RFC3339Nano, old.StartedAt)
+	p.info[id] = info
+	p.order = append(p.order, id)
+	return nil
+}
+
+func (p *packV1) runs(run func(*packRun) error) error {
+	e := &expander{node: func(id ID) ([]nodeRef, []byte, error) {
+		plain, ok := p.blobs[id]
+		if !ok {
+			return nil, nil, fmt.Errorf("blob %s: not in the pack: %w", id, ErrBadPack)
+		}
+		refs, lit, err := decodeNode(plain)
+		if err != nil {
+			return nil, nil, fmt.Errorf("blob %s: %v: %w", id, err, ErrBadPack)
+		}
+		return refs, lit, nil
+	}}
+	for _, id := range p.order {
+		e.memo = map[ID][]byte{} // memory bounded by one run
+		doc, err := e.expand(id, nil, 0)
+		if err != nil {
+			return fmt.Errorf("import: run %s: %v: %w", id.Short(), err, ErrBadPack)
+		}
+		if err := run(&packRun{id: id, doc: doc, info: p.info[id]}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func sortedIDs(m map[ID]bool) []ID {
@@ -449,10 +496,6 @@ func sortedIDs(m map[ID]bool) []ID {
 	for id := range m {
 		out = append(out, id)
 	}
-	sortIDs(out)
+	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i][:], out[j][:]) < 0 })
 	return out
-}
-
-func sortIDs(ids []ID) {
-	sort.Slice(ids, func(i, j int) bool { return bytes.Compare(ids[i][:], ids[j][:]) < 0 })
 }

@@ -2,7 +2,6 @@ package traces
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -10,12 +9,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
-	"time"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/klauspost/compress/zstd"
 )
 
 // Errors callers branch on.
@@ -33,27 +29,21 @@ var (
 
 // Options configure a Store. A nil *Options means the defaults.
 type Options struct {
-	// SplitThreshold is the size in bytes from which a value inside a run is
-	// stored as a blob of its own (and so deduplicated). Default 256, the
-	// best of 128, 256, 512 and 1024 on BenchmarkCorpus.
-	SplitThreshold int
-	// CompressionLevel is the zstd level for blobs: 1 fastest, 2 default,
-	// 3 better, 4 best. Default 3: on BenchmarkCorpus, level 4 left the
-	// store 0.6% smaller (size_ratio 0.249 vs 0.250) and took the benchmark
-	// from 35 s to 97 s (level 4 is four times slower per blob,
-	// BenchmarkLevels).
+	// CompressionLevel is the zstd level of PutRun: 1 fastest, 2 default,
+	// 3 better, 4 best. Default 2.
 	CompressionLevel int
-	// NoSyncLevel is the zstd level for PutRunNoSync and PutRunNoSyncRead:
-	// their runs (replays) can be recomputed, and at level 2 they are
-	// written 1.3 to 2 times faster than at 3 for some 5% more bytes
-	// (BenchmarkLevels). Default 2, and never above CompressionLevel.
+	// NoSyncLevel is the zstd level of PutRunNoSync and PutRunNoSyncRead:
+	// their runs (replays) can be recomputed. Default 1, and never above
+	// CompressionLevel.
 	NoSyncLevel int
-	// ReadCacheBytes bounds the cache of verified values that GetRun keeps
-	// across runs (least recently used out first): the values every run of
-	// a server shares, its tool list above all, are then read, decompressed
-	// and hashed once per process, not once per run. Default 4 MiB; a
-	// negative value turns the cache off. Verify never uses it.
-	ReadCacheBytes int
+	// Anchors is how many runs of a server and model are stored on their
+	// own, as the dictionary of the first run of every other scenario (see
+	// codec.go). Default 4.
+	Anchors int
+	// BaseCacheBytes bounds the documents of base runs kept in memory, as
+	// dictionaries for reading and writing the runs stored against them.
+	// Default 32 MiB.
+	BaseCacheBytes int
 }
 
 func (o *Options) withDefaults() Options {
@@ -61,35 +51,36 @@ func (o *Options) withDefaults() Options {
 	if o != nil {
 		out = *o
 	}
-	if out.SplitThreshold <= 0 {
-		out.SplitThreshold = 256
-	}
 	if out.CompressionLevel <= 0 {
-		out.CompressionLevel = 3
+		out.CompressionLevel = 2
 	}
 	if out.NoSyncLevel <= 0 {
-		out.NoSyncLevel = 2
+		out.NoSyncLevel = 1
 	}
 	out.NoSyncLevel = min(out.NoSyncLevel, out.CompressionLevel)
-	if out.ReadCacheBytes == 0 {
-		out.ReadCacheBytes = 4 << 20
+	if out.Anchors <= 0 {
+		out.Anchors = 4
+	}
+	if out.BaseCacheBytes <= 0 {
+		out.BaseCacheBytes = 32 << 20
 	}
 	return out
 }
 
-// Key layout. Every key starts with a short ASCII prefix.
+// Key layout. Every key starts with a short ASCII prefix (codec.go has the
+// keys of the bases).
 var (
-	keyFormat  = []byte("meta/format")
-	prefixBlob = []byte("blob/") // + ID -> codec byte + payload
-	prefixRun  = []byte("run/")  // + ID -> canonical JSON runInfo
-	prefixRef  = []byte("ref/")  // + name -> ID
+	keyFormat = []byte("meta/format")
+	prefixRun = []byte("run/") // + ID -> run record (codec.go)
+	prefixRef = []byte("ref/") // + name -> ID
 )
 
-// Blob codecs: the first byte of a stored blob value.
-const (
-	codecRaw  = 0
-	codecZstd = 1
-)
+// StoreFormat is the version of the store's layout (meta/format). Format 1
+// kept runs as trees of blobs; Migrate converts it.
+const StoreFormat = 2
+
+// ErrNeedsMigration is returned by Open for a store of an older layout.
+var ErrNeedsMigration = errors.New("the store needs migrating")
 
 // Store is a content-addressed trace store on disk. It is safe for
 // concurrent use by one process; a second process cannot open it.
@@ -99,25 +90,29 @@ type Store struct {
 	lock *os.File
 	opts Options
 
-	mu      sync.RWMutex // guards the codecs, replaced when a dictionary is trained
-	enc     *zstd.Encoder
-	encFast *zstd.Encoder // at NoSyncLevel
-	dec     *zstd.Decoder
-
-	cache *valueCache // GetRun's, nil when off
+	codec *codec
 }
 
-// runInfo is kept beside each run, outside its content.
-type runInfo struct {
-	StartedAt string `json:"started_at,omitempty"`
-	// Stderr holds the servers' stderr by event index (see
-	// Initialize.Stderr).
-	Stderr map[string]string `json:"stderr,omitempty"`
-	Size   int64             `json:"size"` // canonical bytes of the run document
-}
-
-// Open opens or creates the store in dir.
+// Open opens or creates the store in dir. A store of an older layout is
+// refused with an error wrapping ErrNeedsMigration that says what to run.
 func Open(dir string, o *Options) (*Store, error) {
+	s, err := openRaw(dir, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkFormat(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if s.codec, err = newCodec(s); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// openRaw opens the store's database, whatever its format.
+func openRaw(dir string, o *Options) (*Store, error) {
 	opts := o.withDefaults()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating store %s: %w", dir, err)
@@ -129,7 +124,7 @@ func Open(dir string, o *Options) (*Store, error) {
 	popts := &pebble.Options{
 		// A small memtable keeps the write-ahead log (and the log files
 		// pebble recycles) small: runs are written once and read many times.
-		MemTableSize:       128 << 10,
+		MemTableSize:       16 << 10,
 		Logger:             quietLogger{},
 		FormatMajorVersion: pebble.FormatNewest,
 		// Corruption is reported to the caller as ErrCorrupt by every read
@@ -139,7 +134,7 @@ func Open(dir string, o *Options) (*Store, error) {
 			BackgroundError: func(error) {},
 		},
 	}
-	// Blobs are zstd-compressed already; pebble's block compression would
+	// Runs are zstd-compressed already; pebble's block compression would
 	// spend CPU for nothing.
 	popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionNone })
 	// 16 KiB blocks: less index overhead than pebble's 4 KiB for our small
@@ -153,19 +148,7 @@ func Open(dir string, o *Options) (*Store, error) {
 		lock.Close()
 		return nil, fmt.Errorf("opening store %s: %w", dir, err)
 	}
-	s := &Store{dir: dir, db: db, lock: lock, opts: opts}
-	if opts.ReadCacheBytes > 0 {
-		s.cache = newValueCache(opts.ReadCacheBytes)
-	}
-	if err := s.checkFormat(); err != nil {
-		s.Close()
-		return nil, err
-	}
-	if err := s.loadCodecs(); err != nil {
-		s.Close()
-		return nil, err
-	}
-	return s, nil
+	return &Store{dir: dir, db: db, lock: lock, opts: opts}, nil
 }
 
 func lockDir(dir string) (*os.File, error) {
@@ -184,18 +167,32 @@ func lockDir(dir string) (*os.File, error) {
 }
 
 func (s *Store) checkFormat() error {
-	v, closer, err := s.db.Get(keyFormat)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return s.db.Set(keyFormat, []byte(strconv.Itoa(FormatVersion)), pebble.Sync)
-	}
-	if err != nil {
-		return fmt.Errorf("store %s: reading its format: %w", s.dir, wrapCorrupt(err))
-	}
-	defer closer.Close()
-	if string(v) != strconv.Itoa(FormatVersion) {
-		return fmt.Errorf("store %s has trace format %q; this bench reads format %d", s.dir, v, FormatVersion)
+	v, err := s.format()
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return s.db.Set(keyFormat, []byte(strconv.Itoa(StoreFormat)), pebble.Sync)
+	case err != nil:
+		return err
+	case v == "1":
+		return fmt.Errorf("store %s has store format 1; this bench reads format %d: run `bench --store %s traces migrate` once (it keeps every run, ref and run ID): %w",
+			s.dir, StoreFormat, s.dir, ErrNeedsMigration)
+	case v != strconv.Itoa(StoreFormat):
+		return fmt.Errorf("store %s has store format %q; this bench reads format %d", s.dir, v, StoreFormat)
 	}
 	return nil
+}
+
+// format returns meta/format.
+func (s *Store) format() (string, error) {
+	v, closer, err := s.db.Get(keyFormat)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return "", ErrNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("store %s: reading its format: %w", s.dir, wrapCorrupt(err))
+	}
+	defer closer.Close()
+	return string(v), nil
 }
 
 // Dir returns the store's directory.
@@ -204,17 +201,9 @@ func (s *Store) Dir() string { return s.dir }
 // Close releases the store. Calling it again does nothing.
 func (s *Store) Close() error {
 	var err error
-	if s.enc != nil {
-		s.enc.Close()
-		s.enc = nil
-	}
-	if s.encFast != nil {
-		s.encFast.Close()
-		s.encFast = nil
-	}
-	if s.dec != nil {
-		s.dec.Close()
-		s.dec = nil
+	if s.codec != nil {
+		s.codec.close()
+		s.codec = nil
 	}
 	if s.db != nil {
 		err = s.db.Close()
@@ -235,7 +224,6 @@ func (quietLogger) Fatalf(format string, args ...any) {
 	panic(fmt.Sprintf("pebble: "+format, args...))
 }
 
-func blobKey(id ID) []byte      { return append(slices.Clip(prefixBlob), id[:]...) }
 func runKey(id ID) []byte       { return append(slices.Clip(prefixRun), id[:]...) }
 func refKey(name string) []byte { return append(slices.Clip(prefixRef), name...) }
 
@@ -299,11 +287,13 @@ func ParseRunRef(name string) (RunRefParts, bool) {
 		Scenario: seg[n-2], RunIndex: idx}, true
 }
 
-// PutRun stores run and points refs at it, atomically: its blobs, its
-// record and its refs are written in one synced batch. It returns the run's
-// ID and sets run.Manifest.RunID.
+// PutRun stores run and points refs at it, atomically: its record, any
+// base it becomes and its refs are written in one synced batch. It returns
+// the run's ID and sets run.Manifest.RunID. A run whose content is stored
+// already keeps the record it has (its start time and stderr).
 func (s *Store) PutRun(run *Run, refs ...string) (ID, error) {
-	return s.putRun(run, refs, pebble.Sync)
+	id, _, err := s.putRun(run, refs, pebble.Sync, s.opts.CompressionLevel)
+	return id, err
 }
 
 // PutRunNoSync is PutRun without waiting for the disk: the run is written
@@ -311,15 +301,15 @@ func (s *Store) PutRun(run *Run, refs ...string) (ID, error) {
 // whole, but may lose it. For runs that can be recomputed, such as replays;
 // Sync (or a later PutRun) makes every earlier write durable.
 func (s *Store) PutRunNoSync(run *Run, refs ...string) (ID, error) {
-	return s.putRun(run, refs, pebble.NoSync)
+	id, _, err := s.putRun(run, refs, pebble.NoSync, s.opts.NoSyncLevel)
+	return id, err
 }
 
 // PutRunNoSyncRead is PutRunNoSync that also returns the run as GetRun
 // would read it back (canonical payloads, RunID and StartedAt set) without
 // reading it: it decodes the canonical document it stored.
 func (s *Store) PutRunNoSyncRead(run *Run, refs ...string) (*Run, error) {
-	var doc []byte
-	id, err := s.putRunDoc(run, refs, pebble.NoSync, &doc)
+	id, doc, err := s.putRun(run, refs, pebble.NoSync, s.opts.NoSyncLevel)
 	if err != nil {
 		return nil, err
 	}
@@ -329,7 +319,7 @@ func (s *Store) PutRunNoSyncRead(run *Run, refs ...string) (*Run, error) {
 	}
 	out.Manifest.RunID = id
 	if !run.Manifest.StartedAt.IsZero() {
-		out.Manifest.StartedAt, _ = time.Parse(time.RFC3339Nano, run.Manifest.StartedAt.UTC().Format(time.RFC3339Nano))
+		out.Manifest.StartedAt = run.Manifest.StartedAt.UTC()
 	}
 	out.setStderr(run.stderrOf())
 	return &out, nil
@@ -340,214 +330,37 @@ func (s *Store) Sync() error {
 	return s.db.LogData(nil, pebble.Sync)
 }
 
-func (s *Store) putRun(run *Run, refs []string, sync *pebble.WriteOptions) (ID, error) {
-	return s.putRunDoc(run, refs, sync, nil)
-}
-
-// putRunDoc stores run; when docOut is not nil it receives the run's
-// canonical document.
-func (s *Store) putRunDoc(run *Run, refs []string, sync *pebble.WriteOptions, docOut *[]byte) (ID, error) {
+func (s *Store) putRun(run *Run, refs []string, sync *pebble.WriteOptions, level int) (ID, []byte, error) {
 	for _, r := range refs {
 		if err := ValidateRefName(r); err != nil {
-			return ID{}, err
+			return ID{}, nil, err
 		}
 	}
 	doc, err := run.document()
 	if err != nil {
-		return ID{}, err
+		return ID{}, nil, err
 	}
-	sp := &splitter{threshold: s.opts.SplitThreshold, have: s.hasBlob, blobs: map[ID][]byte{}}
-	// The root is always a blob, whatever its size.
-	root, err := sp.split(doc)
-	if err != nil {
-		return ID{}, fmt.Errorf("storing run: %w", err)
-	}
-	b := s.db.NewBatch()
-	defer b.Close()
-	encode := s.encodeBlob
-	if sync == pebble.NoSync {
-		encode = s.encodeBlobFast
-	}
-	for _, id := range sp.order {
-		if err := b.Set(blobKey(id), encode(sp.blobs[id]), nil); err != nil {
-			return ID{}, err
-		}
-	}
-	info := runInfo{Size: int64(len(doc)), Stderr: run.stderrOf()}
+	info := runInfo{Stderr: run.stderrOf()}
 	if !run.Manifest.StartedAt.IsZero() {
-		info.StartedAt = run.Manifest.StartedAt.UTC().Format(time.RFC3339Nano)
+		info.StartedAt = run.Manifest.StartedAt.UTC()
 	}
-	if ok, err := s.has(runKey(root)); err != nil {
-		return ID{}, err
-	} else if !ok {
-		ib, _ := Marshal(info)
-		if err := b.Set(runKey(root), ib, nil); err != nil {
-			return ID{}, err
-		}
-	}
-	for _, r := range refs {
-		if err := b.Set(refKey(r), root[:], nil); err != nil {
-			return ID{}, err
-		}
-	}
-	if err := b.Commit(sync); err != nil {
-		return ID{}, fmt.Errorf("storing run: %w", err)
-	}
-	run.Manifest.RunID = root
-	if docOut != nil {
-		*docOut = doc
-	}
-	return root, nil
-}
-
-func (s *Store) encodeBlob(plain []byte) []byte {
-	return s.encodeWith(plain, false)
-}
-
-// encodeBlobFast encodes at NoSyncLevel.
-func (s *Store) encodeBlobFast(plain []byte) []byte {
-	return s.encodeWith(plain, true)
-}
-
-func (s *Store) encodeWith(plain []byte, fast bool) []byte {
-	if len(plain) >= 64 {
-		s.mu.RLock()
-		defer s.mu.RUnlock()
-		enc := s.enc
-		if fast {
-			enc = s.encFast
-		}
-		z := enc.EncodeAll(plain, make([]byte, 1, len(plain)/2+16))
-		if len(z) < len(plain) {
-			z[0] = codecZstd
-			return z
-		}
-	}
-	return append([]byte{codecRaw}, plain...)
-}
-
-func (s *Store) decodeBlob(id ID, val []byte) ([]byte, error) {
-	if len(val) == 0 {
-		return nil, fmt.Errorf("blob %s: empty value: %w", id, ErrCorrupt)
-	}
-	switch val[0] {
-	case codecRaw:
-		return val[1:], nil
-	case codecZstd:
-		s.mu.RLock()
-		plain, err := s.dec.DecodeAll(val[1:], nil)
-		s.mu.RUnlock()
-		if err != nil {
-			return nil, fmt.Errorf("blob %s: %v: %w", id, err, ErrCorrupt)
-		}
-		return plain, nil
-	default:
-		return nil, fmt.Errorf("blob %s: unknown codec %d: %w", id, val[0], ErrCorrupt)
-	}
-}
-
-func (s *Store) has(key []byte) (bool, error) {
-	_, closer, err := s.db.Get(key)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return false, nil
-	}
+	tx := s.codec.begin(level)
+	defer tx.abort()
+	id, err := tx.put(doc, familyOf(&run.Manifest), info, refs)
 	if err != nil {
-		return false, err
+		return ID{}, nil, fmt.Errorf("storing run: %w", err)
 	}
-	closer.Close()
-	return true, nil
+	if err := tx.commit(sync); err != nil {
+		return ID{}, nil, fmt.Errorf("storing run: %w", err)
+	}
+	run.Manifest.RunID = id
+	return id, doc, nil
 }
 
-func (s *Store) hasBlob(id ID) (bool, error) { return s.has(blobKey(id)) }
-
-// node reads and decodes the blob id without expanding it.
-func (s *Store) node(id ID) ([]nodeRef, []byte, error) {
-	v, closer, err := s.db.Get(blobKey(id))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, nil, fmt.Errorf("blob %s: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading blob %s: %w", id, wrapCorrupt(err))
-	}
-	plain, err := s.decodeBlob(id, v)
-	if v[0] == codecRaw && err == nil {
-		plain = bytes.Clone(plain)
-	}
-	closer.Close()
-	if err != nil {
-		return nil, nil, err
-	}
-	refs, lit, err := decodeNode(plain)
-	if err != nil {
-		return nil, nil, fmt.Errorf("blob %s: %v: %w", id, err, ErrCorrupt)
-	}
-	return refs, lit, nil
-}
-
-// expander reassembles values from nodes and verifies every one it builds.
-type expander struct {
-	node  func(ID) ([]nodeRef, []byte, error)
-	memo  map[ID][]byte
-	cache *valueCache // verified values below the root, shared across reads; may be nil
-}
-
-// expand appends the canonical bytes of id to dst, verifying their hash.
-func (e *expander) expand(id ID, dst []byte, depth int) ([]byte, error) {
-	if b, ok := e.memo[id]; ok {
-		return append(dst, b...), nil
-	}
-	if depth > maxDepth {
-		return nil, fmt.Errorf("blob %s: references nested too deep: %w", id, ErrCorrupt)
-	}
-	if b, ok := e.cache.get(id); ok {
-		if e.memo != nil {
-			e.memo[id] = b
-		}
-		return append(dst, b...), nil
-	}
-	refs, lit, err := e.node(id)
-	if err != nil {
-		return nil, err
-	}
-	start := len(dst)
-	last := 0
-	for _, r := range refs {
-		if r.off < last || r.off > len(lit) {
-			return nil, fmt.Errorf("blob %s: reference out of order: %w", id, ErrCorrupt)
-		}
-		dst = append(dst, lit[last:r.off]...)
-		if dst, err = e.expand(r.id, dst, depth+1); err != nil {
-			return nil, err
-		}
-		last = r.off
-	}
-	dst = append(dst, lit[last:]...)
-	if Hash(dst[start:]) != id {
-		return nil, fmt.Errorf("blob %s: content does not match its ID: %w", id, ErrCorrupt)
-	}
-	if e.memo != nil {
-		e.memo[id] = dst[start:len(dst):len(dst)]
-	}
-	if depth > 0 { // a run's root is its own
-		e.cache.add(id, dst[start:])
-	}
-	return dst, nil
-}
-
-// Blob returns the canonical bytes of the value with the given ID.
-func (s *Store) Blob(id ID) ([]byte, error) {
-	e := &expander{node: s.node, memo: map[ID][]byte{}}
-	return e.expand(id, nil, 0)
-}
-
-// GetRun loads the run with the given ID, every payload verified.
+// GetRun loads the run with the given ID, verified: its document hashes
+// to id.
 func (s *Store) GetRun(id ID) (*Run, error) {
-	info, err := s.runInfo(id)
-	if err != nil {
-		return nil, err
-	}
-	e := &expander{node: s.node, memo: map[ID][]byte{}, cache: s.cache}
-	doc, err := e.expand(id, make([]byte, 0, info.Size), 0)
+	doc, info, err := s.codec.document(id)
 	if err != nil {
 		return nil, fmt.Errorf("loading run %s: %w", id.Short(), err)
 	}
@@ -559,27 +372,22 @@ func (s *Store) GetRun(id ID) (*Run, error) {
 		return nil, fmt.Errorf("run %s has trace format %d; this bench reads format %d", id.Short(), run.Manifest.Format, FormatVersion)
 	}
 	run.Manifest.RunID = id
-	if info.StartedAt != "" {
-		run.Manifest.StartedAt, _ = time.Parse(time.RFC3339Nano, info.StartedAt)
-	}
+	run.Manifest.StartedAt = info.StartedAt
 	run.setStderr(info.Stderr)
 	return &run, nil
 }
 
-func (s *Store) runInfo(id ID) (runInfo, error) {
-	var info runInfo
-	v, closer, err := s.db.Get(runKey(id))
+// hasRun reports whether the store holds a record for id.
+func (s *Store) hasRun(id ID) (bool, error) {
+	_, closer, err := s.db.Get(runKey(id))
 	if errors.Is(err, pebble.ErrNotFound) {
-		return info, fmt.Errorf("run %s: %w", id, ErrNotFound)
+		return false, nil
 	}
 	if err != nil {
-		return info, fmt.Errorf("reading run %s: %w", id, err)
+		return false, wrapCorrupt(err)
 	}
-	defer closer.Close()
-	if err := json.Unmarshal(v, &info); err != nil {
-		return info, fmt.Errorf("run %s: record: %v: %w", id, err, ErrCorrupt)
-	}
-	return info, nil
+	closer.Close()
+	return true, nil
 }
 
 // Ref is a named pointer to a run.
@@ -611,7 +419,10 @@ func (s *Store) SetRef(name string, id ID) error {
 	if err := ValidateRefName(name); err != nil {
 		return err
 	}
-	if _, err := s.runInfo(id); err != nil {
+	if ok, err := s.hasRun(id); err != nil || !ok {
+		if err == nil {
+			err = fmt.Errorf("run %s: %w", id, ErrNotFound)
+		}
 		return err
 	}
 	return s.db.Set(refKey(name), id[:], pebble.Sync)
@@ -663,7 +474,10 @@ func (s *Store) FindRun(hexPrefix string) (ID, error) {
 		if err != nil {
 			return ID{}, err
 		}
-		_, err = s.runInfo(id)
+		ok, err := s.hasRun(id)
+		if err == nil && !ok {
+			err = fmt.Errorf("run %s: %w", id, ErrNotFound)
+		}
 		return id, err
 	}
 	runs, err := s.Runs()

@@ -102,7 +102,10 @@ func TestPutRunRejectsBadInput(t *testing.T) {
 	}
 }
 
-func TestDedup(t *testing.T) {
+// Runs of one family are stored against its first: the second run of a
+// scenario costs a small part of its size, and storing a run again adds
+// nothing but its ref.
+func TestFamiliesCompressAgainstTheirBase(t *testing.T) {
 	s := openTemp(t)
 	c := smallCorpus()
 	if _, err := s.PutRun(c.run(0, 0, 0), c.ref(0, 0, 0)); err != nil {
@@ -113,70 +116,121 @@ func TestDedup(t *testing.T) {
 		t.Fatal(err)
 	}
 	two, _ := s.Stats()
-	// The tool list (20 KB), repeated in every turn of both runs, is stored
-	// once: the second run adds far less than its own size.
-	added := two.UniqueBytes - one.UniqueBytes
-	if added*3 > two.RawBytes-one.RawBytes {
-		t.Errorf("second run added %d unique bytes of its %d: no dedup", added, two.RawBytes-one.RawBytes)
+	added, raw := two.StoredBytes-one.StoredBytes, two.RawBytes-one.RawBytes
+	if added*20 > raw || added*3 > one.StoredBytes {
+		t.Errorf("second run of the family: %d stored bytes for %d raw (the first took %d): not compressed against its base", added, raw, one.StoredBytes)
 	}
-	if one.UniqueBytes*3 > one.RawBytes {
-		t.Errorf("one run: %d unique of %d raw bytes: turns did not share the tool list", one.UniqueBytes, one.RawBytes)
+	if two.Bases != 1 {
+		t.Errorf("%d bases, want 1: the family's first run", two.Bases)
 	}
-	// Storing the same run again adds nothing.
 	if _, err := s.PutRun(c.run(0, 0, 1), "other/ref"); err != nil {
 		t.Fatal(err)
 	}
 	three, _ := s.Stats()
-	if three.Blobs != two.Blobs || three.Runs != two.Runs || three.Refs != two.Refs+1 {
-		t.Errorf("re-put: blobs %d->%d runs %d->%d refs %d->%d", two.Blobs, three.Blobs, two.Runs, three.Runs, two.Refs, three.Refs)
+	if three.StoredBytes != two.StoredBytes || three.Runs != two.Runs || three.Refs != two.Refs+1 {
+		t.Errorf("re-put: stored %d->%d runs %d->%d refs %d->%d", two.StoredBytes, three.StoredBytes, two.Runs, three.Runs, two.Refs, three.Refs)
 	}
 }
 
-// rewriteBlob replaces a stored blob's value behind the store's back, as
-// bit rot or a bug would, with a valid pebble checksum.
-func rewriteBlob(t *testing.T, s *Store, id ID, fn func([]byte) []byte) {
+// Every run reads back whatever it was stored against: an anchor, a base
+// made against the anchors, a later run of a family; also after the store
+// is reopened.
+func TestBasesAcrossReopen(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, &Options{Anchors: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCorpus(5, 4, 2, 1) // 4 scenarios: 2 anchors, 2 bases against them
+	putAll(t, s, c)
+	check := func(s *Store) {
+		t.Helper()
+		c.all(func(ref string, want *Run) error {
+			id, err := s.Ref(ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.GetRun(id)
+			if err != nil {
+				t.Fatalf("%s: %v", ref, err)
+			}
+			if d := cmp.Diff(normalized(t, want), normalized(t, got)); d != "" {
+				t.Fatalf("%s (-want +got):\n%s", ref, d)
+			}
+			return nil
+		})
+	}
+	check(s)
+	st, _ := s.Stats()
+	if st.Bases != 4 {
+		t.Errorf("%d bases, want one per scenario", st.Bases)
+	}
+	s.Close()
+	s, err = Open(dir, &Options{Anchors: 2, BaseCacheBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	check(s) // with nothing cached: every base read from disk
+	// A new run of an old family after reopening is stored against its base.
+	if _, err := s.PutRun(c.run(3, 0, 5), "late/run"); err != nil {
+		t.Fatal(err)
+	}
+	st2, _ := s.Stats()
+	if st2.Bases != 4 {
+		t.Errorf("after reopening, a new run of a known scenario made a base (%d bases)", st2.Bases)
+	}
+}
+
+// normalized is a run as JSON, without what the store fills in.
+func normalized(t *testing.T, r *Run) string {
 	t.Helper()
-	v, closer, err := s.db.Get(blobKey(id))
+	c := *r
+	c.Manifest.RunID = ID{}
+	b, err := Marshal(c.withoutStderr())
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := s.decodeBlob(id, v)
+	return string(b) + fmt.Sprint(c.stderrOf()) + c.Manifest.StartedAt.UTC().String()
+}
+
+// rewriteRecord replaces a stored run record behind the store's back, as
+// bit rot or a bug would, with a valid pebble checksum.
+func rewriteRecord(t *testing.T, s *Store, id ID, fn func([]byte) []byte) {
+	t.Helper()
+	v, closer, err := s.db.Get(runKey(id))
 	if err != nil {
 		t.Fatal(err)
 	}
-	nv := append([]byte{codecRaw}, fn(bytes.Clone(plain))...)
+	nv := fn(bytes.Clone(v))
 	closer.Close()
-	if err := s.db.Set(blobKey(id), nv, nil); err != nil {
+	if err := s.db.Set(runKey(id), nv, nil); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func TestCorruptBlobDetected(t *testing.T) {
+// A run whose bytes changed is refused, and so is every run stored against
+// it; Verify names each.
+func TestCorruptRecordDetected(t *testing.T) {
 	s := openTemp(t)
 	c := smallCorpus()
 	putAll(t, s, c)
-	id, _ := s.Ref(c.ref(0, 0, 0))
-	// Flip a byte of a child blob: the tool list, shared by every run.
-	refs, _, err := s.node(id)
-	if err != nil || len(refs) == 0 {
-		t.Fatalf("root has no children: %v", err)
-	}
-	child := refs[0].id
-	rewriteBlob(t, s, child, func(b []byte) []byte { b[len(b)-3] ^= 0x20; return b })
-
-	_, err = s.GetRun(id)
-	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), child.String()) {
-		t.Errorf("GetRun error = %v, want ErrCorrupt naming %s", err, child)
-	}
-	if _, err := s.Blob(child); !errors.Is(err, ErrCorrupt) {
-		t.Errorf("Blob error = %v, want ErrCorrupt", err)
+	base, _ := s.Ref(c.ref(0, 0, 0)) // the family's base
+	later, _ := s.Ref(c.ref(0, 0, 1))
+	rewriteRecord(t, s, base, func(b []byte) []byte { b[len(b)-3] ^= 0x20; return b })
+	s.codec.plains = newPlainCache(s.opts.BaseCacheBytes) // forget what was cached
+	for _, id := range []ID{base, later} {
+		if _, err := s.GetRun(id); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), base.String()) {
+			t.Errorf("GetRun(%s) error = %v, want ErrCorrupt naming %s", id.Short(), err, base)
+		}
 	}
 	rep, err := s.Verify(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.OK() || !strings.Contains(fmt.Sprint(rep.Problems), child.String()) {
-		t.Errorf("Verify problems = %v, want one naming %s", rep.Problems, child)
+	got := fmt.Sprint(rep.Problems)
+	if rep.OK() || !strings.Contains(got, base.String()) || !strings.Contains(got, later.String()) || !strings.Contains(got, c.ref(0, 0, 1)) {
+		t.Errorf("Verify problems = %v, want the base, the run against it and its ref", rep.Problems)
 	}
 }
 
@@ -191,10 +245,8 @@ func TestCorruptFileOnDisk(t *testing.T) {
 	if err := s.Compact(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	id, _ := s.Ref(c.ref(2, 1, 1))
-	refs, _, _ := s.node(id)
-	victim := refs[len(refs)-1].id
-	v, closer, _ := s.db.Get(blobKey(victim))
+	victim, _ := s.Ref(c.ref(2, 1, 1))
+	v, closer, _ := s.db.Get(runKey(victim))
 	stored := bytes.Clone(v)
 	closer.Close()
 	s.Close()
@@ -212,7 +264,7 @@ func TestCorruptFileOnDisk(t *testing.T) {
 		}
 	}
 	if !flipped {
-		t.Fatal("the blob's bytes were not found in any table file")
+		t.Fatal("the run's bytes were not found in any table file")
 	}
 	s, err = Open(dir, nil)
 	if err != nil {
@@ -223,8 +275,8 @@ func TestCorruptFileOnDisk(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Verify failed instead of reporting: %v", err)
 	}
-	if rep.OK() || !strings.Contains(fmt.Sprint(rep.Problems), victim.String()) {
-		t.Errorf("Verify problems = %v, want one naming %s", rep.Problems, victim)
+	if rep.OK() || !strings.Contains(fmt.Sprint(rep.Problems), "corrupt") {
+		t.Errorf("Verify problems = %v, want the corruption reported", rep.Problems)
 	}
 }
 
@@ -233,7 +285,9 @@ func TestGC(t *testing.T) {
 	c := smallCorpus()
 	putAll(t, s, c)
 	before, _ := s.Stats()
-	keep, _ := s.Ref(c.ref(0, 0, 0))
+	// Keep one run that is not a base: its base, which no ref names any
+	// more, must stay too.
+	keep, _ := s.Ref(c.ref(0, 0, 1))
 	refs, _ := s.Refs("")
 	for _, r := range refs {
 		if r.Run != keep {
@@ -247,8 +301,8 @@ func TestGC(t *testing.T) {
 		t.Fatal(err)
 	}
 	after, _ := s.Stats()
-	if rep.RunsRemoved != before.Runs-1 || after.Runs != 1 || rep.BlobsRemoved == 0 {
-		t.Errorf("GC removed %d runs, %d blobs; %d runs left (of %d)", rep.RunsRemoved, rep.BlobsRemoved, after.Runs, before.Runs)
+	if rep.RunsRemoved != before.Runs-2 || after.Runs != 2 || after.Bases != 1 || rep.BasesRemoved != before.Bases-1 {
+		t.Errorf("GC removed %d runs, %d bases; %d runs and %d bases left (of %d, %d); want the kept run and its base", rep.RunsRemoved, rep.BasesRemoved, after.Runs, after.Bases, before.Runs, before.Bases)
 	}
 	if _, err := s.GetRun(keep); err != nil {
 		t.Errorf("kept run no longer loads: %v", err)
@@ -256,7 +310,7 @@ func TestGC(t *testing.T) {
 	if v, _ := s.Verify(context.Background()); !v.OK() {
 		t.Errorf("Verify after GC: %v", v.Problems)
 	}
-	if rep2, _ := s.GC(context.Background()); rep2.BlobsRemoved != 0 || rep2.RunsRemoved != 0 {
+	if rep2, _ := s.GC(context.Background()); rep2.BasesRemoved != 0 || rep2.RunsRemoved != 0 {
 		t.Errorf("second GC removed %+v", rep2)
 	}
 }
@@ -340,7 +394,7 @@ func assertEmpty(t *testing.T, s *Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Runs != 0 || st.Blobs != 0 || st.Refs != 0 {
+	if st.Runs != 0 || st.Bases != 0 || st.Refs != 0 {
 		t.Errorf("store not empty after a rejected import: %+v", st)
 	}
 }
@@ -390,7 +444,9 @@ func TestPackTamperedImportsNothing(t *testing.T) {
 		wants string
 	}{
 		{"compressed byte flipped", func() []byte { q := bytes.Clone(p); q[len(q)/2] ^= 1; return q }(), ""},
-		{"record byte flipped", repack(t, p, func(b []byte) []byte { b[len(b)/2] ^= 1; return b }), "checksum mismatch"},
+		// Inside a run, its ID refuses it before the checksum is reached.
+		{"record byte flipped", repack(t, p, func(b []byte) []byte { b[len(b)/2] ^= 1; return b }), "does not match its ID"},
+		{"ref name changed", repack(t, p, func(b []byte) []byte { b[len(b)-35] ^= 2; return b }), "checksum mismatch"}, // the last ref's run index, 1 -> 3
 		{"record flipped and checksum fixed", repack(t, p, func(b []byte) []byte {
 			b[len(b)/2] ^= 1
 			h := Hash(b[:len(b)-34]) // the end record: 'Z', length 32, hash

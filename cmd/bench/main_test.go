@@ -72,7 +72,7 @@ func cmdCorruptStore(ts *testscript.TestScript, neg bool, args []string) {
 	sort.Slice(files, func(i, j int) bool { return size(files[i]) > size(files[j]) })
 	b, err := os.ReadFile(files[0])
 	ts.Check(err)
-	b[len(b)/3] ^= 0xff
+	b[len(b)*2/3] ^= 0xff // past the first block, which holds the metadata keys
 	ts.Check(os.WriteFile(files[0], b, 0o644))
 }
 

@@ -14,8 +14,9 @@ func newTracesCmd(a *app) *cobra.Command {
 		Use:   "traces",
 		Short: "Inspect and maintain the trace store (ls, show, verify, gc, export, import, stats)",
 		Long: `The trace store holds every recorded and replayed run, content-addressed:
-identical payloads (the tool list sent in every turn of every run) are stored
-once, and every read re-hashes what it returns.
+a run's ID is the SHA-256 of its canonical document, each run is compressed
+against a similar run already stored (the first run of its scenario), and
+every read re-hashes what it returns.
 
 Runs are named by refs, <suite>/<server>/<model>/<scenario>/<run-index>, or
 by their run ID (any unique prefix of at least 4 hex digits). The store is
@@ -29,6 +30,7 @@ by their run ID (any unique prefix of at least 4 hex digits). The store is
 		newTracesExportCmd(a),
 		newTracesImportCmd(a),
 		newTracesStatsCmd(a),
+		newTracesMigrateCmd(a),
 	)
 	return cmd
 }

@@ -28,7 +28,7 @@ func runTracesGC(ctx context.Context, a *app) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(a.stdout, "removed %d runs and %d blobs (%s stored)\n", rep.RunsRemoved, rep.BlobsRemoved, humanBytes(rep.BytesRemoved))
+	_, err = fmt.Fprintf(a.stdout, "removed %d runs (%d of them bases) (%s stored)\n", rep.RunsRemoved, rep.BasesRemoved, humanBytes(rep.BytesRemoved))
 	return err
 }
 

@@ -69,7 +69,7 @@ func runTracesExport(_ context.Context, a *app, opts *tracesExportOptions) error
 	if err := os.Rename(tmp.Name(), opts.output); err != nil {
 		return setupErr(err)
 	}
-	_, err = fmt.Fprintf(a.stdout, "exported %d refs, %d runs, %d blobs to %s\n", rep.Refs, rep.Runs, rep.Blobs, opts.output)
+	_, err = fmt.Fprintf(a.stdout, "exported %d refs, %d runs to %s\n", rep.Refs, rep.Runs, opts.output)
 	return err
 }
 
@@ -83,8 +83,9 @@ func newTracesImportCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "import FILE",
 		Short: "Merge a pack into the store (all or nothing)",
-		Long: `Import reads the whole pack, verifies every blob against its ID, and only
-then writes, in one synced batch: a truncated or altered pack imports nothing
+		Long: `Import reads the whole pack, verifies every run against its ID and the
+pack's checksum, and only then writes, in one synced batch (packs of the
+older format 1 are read too): a truncated or altered pack imports nothing
 and says why (exit 2). Runs already in the store are kept once. A ref in the
 pack that would move an existing ref is a conflict unless --overwrite.`,
 		Args: cobra.ExactArgs(1),
@@ -112,7 +113,6 @@ func runTracesImport(_ context.Context, a *app, opts *tracesImportOptions) error
 	if err != nil {
 		return usageErr(fmt.Errorf("%s: %w", opts.file, err))
 	}
-	_, err = fmt.Fprintf(a.stdout, "imported %s: %d runs (%d new), %d blobs (%d new), %d refs\n",
-		opts.file, rep.Runs, rep.NewRuns, rep.Blobs, rep.NewBlobs, rep.Refs)
+	_, err = fmt.Fprintf(a.stdout, "imported %s: %d runs (%d new), %d refs\n", opts.file, rep.Runs, rep.NewRuns, rep.Refs)
 	return err
 }

@@ -41,19 +41,16 @@ func runTracesStats(_ context.Context, a *app, opts *tracesStatsOptions) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
 			*traces.Stats
-			DedupRatio       float64 `json:"dedup_ratio"`
 			CompressionRatio float64 `json:"compression_ratio"`
-		}{st, round3(st.DedupRatio()), round3(st.CompressionRatio())})
+		}{st, round3(st.CompressionRatio())})
 	}
 	w := a.stdout
 	fmt.Fprintf(w, "runs          %d\n", st.Runs)
 	fmt.Fprintf(w, "refs          %d\n", st.Refs)
-	fmt.Fprintf(w, "blobs         %d\n", st.Blobs)
+	fmt.Fprintf(w, "bases         %d  (runs others are compressed against)\n", st.Bases)
 	fmt.Fprintf(w, "raw bytes     %s  (every run's canonical document)\n", humanBytes(st.RawBytes))
-	fmt.Fprintf(w, "unique bytes  %s  (after deduplication)\n", humanBytes(st.UniqueBytes))
-	fmt.Fprintf(w, "stored bytes  %s  (after zstd)\n", humanBytes(st.StoredBytes))
-	fmt.Fprintf(w, "disk bytes    %s  (the store's directory)\n", humanBytes(st.DiskBytes))
-	fmt.Fprintf(w, "dedup         %.2fx\n", st.DedupRatio())
+	fmt.Fprintf(w, "stored bytes  %s  (the run records, compressed)\n", humanBytes(st.StoredBytes))
+	fmt.Fprintf(w, "disk bytes    %s  (the store's directory, every file)\n", humanBytes(st.DiskBytes))
 	fmt.Fprintf(w, "compression   %.2fx\n", st.CompressionRatio())
 	return nil
 }

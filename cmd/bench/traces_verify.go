@@ -48,7 +48,7 @@ func runTracesVerify(ctx context.Context, a *app, opts *tracesVerifyOptions) err
 		for _, p := range rep.Problems {
 			fmt.Fprintf(a.stdout, "corrupt: %s\n", p)
 		}
-		fmt.Fprintf(a.stdout, "checked %d blobs, %d runs, %d refs: %d problems\n", rep.Blobs, rep.Runs, rep.Refs, len(rep.Problems))
+		fmt.Fprintf(a.stdout, "checked %d runs (%d bases), %d refs: %d problems\n", rep.Runs, rep.Bases, rep.Refs, len(rep.Problems))
 	}
 	if !rep.OK() {
 		return &silentExit{code: exitSetup}
