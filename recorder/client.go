@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/mcpbench/bench/scenarios"
 	"github.com/mcpbench/bench/traces"
 )
 
@@ -30,25 +30,25 @@ type conn struct {
 	init  traces.Initialize
 
 	mu      sync.Mutex
-	schemas map[string]*jsonschema.Schema // compiled on first call, per tool (server name)
+	schemas map[string]*scenarios.Schema // compiled on first call, per tool (server name)
 	ts      *toolSet                      // built on first use
 }
 
 // schema returns the compiled input schema of the server's tool name, or
 // nil when it has none bench can compile (the call then goes unchecked).
-func (c *conn) schema(name string) *jsonschema.Schema {
+func (c *conn) schema(name string) *scenarios.Schema {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if sch, ok := c.schemas[name]; ok {
 		return sch
 	}
 	if c.schemas == nil {
-		c.schemas = map[string]*jsonschema.Schema{}
+		c.schemas = map[string]*scenarios.Schema{}
 	}
-	var sch *jsonschema.Schema
+	var sch *scenarios.Schema
 	for _, t := range c.tools {
 		if t.Name == name {
-			if s, err := compileToolSchema(mustJSON(t.InputSchema)); err == nil {
+			if s, err := scenarios.CompileSchema(mustJSON(t.InputSchema)); err == nil {
 				sch = s
 			}
 		}

@@ -111,14 +111,3 @@ func TestVarsExpand(t *testing.T) {
 	}
 }
 
-func TestShapeSchemaHidesTheAnswer(t *testing.T) {
-	schema := map[string]any{"type": "object", "required": []any{"aps"}, "properties": map[string]any{
-		"aps":     map[string]any{"type": "array", "allOf": []any{map[string]any{"contains": map[string]any{"const": "CNAPI0201"}}}, "minItems": 6},
-		"offline": map[string]any{"type": "string", "const": "CNAPI0203"},
-	}}
-	got := string(ShapeSchema(schema))
-	want := `{"properties":{"aps":{"type":"array"},"offline":{"type":"string"}},"required":["aps"],"type":"object"}`
-	if got != want {
-		t.Errorf("ShapeSchema = %s, want %s", got, want)
-	}
-}

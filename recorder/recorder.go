@@ -17,7 +17,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcpbench/bench/fakecentral"
 	"github.com/mcpbench/bench/llm"
@@ -167,22 +166,13 @@ func (r *Recorder) prepare(sc *scenarios.Scenario) (*scenarioPrep, error) {
 		return sp, nil
 	}
 	sp = &scenarioPrep{hash: scenarioHash(sc)}
-	if sc.ResultSchema != nil {
-		if _, err := scenarios.CompileSchema(sc.ResultSchema); err != nil {
-			return nil, fmt.Errorf("scenario %s: result_schema: %w", sc.ID, err)
-		}
-		sp.resultSchema = ShapeSchema(sc.ResultSchema)
-		sch, err := compileToolSchema(sp.resultSchema)
-		if err != nil {
-			return nil, fmt.Errorf("scenario %s: result_schema without grading keywords: %w", sc.ID, err)
-		}
-		sp.validate = func(args json.RawMessage) error {
-			v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
-			if err != nil {
-				return err
-			}
-			return oneLine(sch.Validate(v))
-		}
+	shape, err := sc.ResultShape()
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: result_schema: %w", sc.ID, err)
+	}
+	if shape != nil {
+		sp.resultSchema = shape
+		sp.validate = func(args json.RawMessage) error { return oneLine(sc.CheckShape(args)) }
 	}
 	r.mu.Lock()
 	r.preps[sc] = sp
@@ -509,11 +499,7 @@ func (r *Recorder) Run(ctx context.Context, job *Job) (*traces.Run, error) {
 	callIdx := map[int]int{} // call index -> position of its event, for HTTP placement
 	exec := func(ctx context.Context, idx int, call llm.ToolCall) ToolResult {
 		if sch := c.schema(toServer[call.Name]); sch != nil {
-			v, err := jsonschema.UnmarshalJSON(bytes.NewReader(call.Arguments))
-			if err == nil {
-				err = oneLine(sch.Validate(v))
-			}
-			if err != nil {
+			if err := oneLine(sch.Validate(call.Arguments)); err != nil {
 				return ToolResult{Invalid: "arguments fail the input schema: " + err.Error(), IsError: true,
 					Content: fmt.Sprintf("error: invalid arguments for %s: %s", call.Name, err)}
 			}
@@ -890,20 +876,12 @@ func normalizeYAML(v any) any {
 	return v
 }
 
-func compileToolSchema(schema json.RawMessage) (*jsonschema.Schema, error) {
-	var doc any
-	if err := json.Unmarshal(schema, &doc); err != nil {
-		return nil, err
-	}
-	return scenarios.CompileSchema(doc)
-}
-
 // oneLine shortens a validation error to one line.
 func oneLine(err error) error {
 	if err == nil {
 		return nil
 	}
-	msg := strings.Join(strings.Fields(scenarios.ValidationMessage(err)), " ")
+	msg := strings.Join(strings.Fields(err.Error()), " ")
 	msg = strings.TrimPrefix(msg, "jsonschema validation failed with 'mem:///result_schema.json#' - ")
 	return errors.New(llm.Truncate(msg, 300))
 }

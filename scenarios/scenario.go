@@ -87,8 +87,10 @@ type Scenario struct {
 
 	// ResultSchema is a JSON Schema (2020-12) for the agent's final answer;
 	// ReferenceResult is an answer that must validate against it.
-	ResultSchema    any    `yaml:"result_schema" json:"result_schema"`
-	ReferenceResult any    `yaml:"reference_result" json:"reference_result"`
+	ResultSchema    any `yaml:"result_schema" json:"result_schema"`
+	ReferenceResult any `yaml:"reference_result" json:"reference_result"`
+	// result is ResultSchema compiled, when the scenario was validated.
+	result          *resultSchemas
 	SuccessCriteria string `yaml:"success_criteria" json:"success_criteria"`
 
 	Faults []Fault `yaml:"faults" json:"faults,omitempty"`

@@ -394,30 +394,32 @@ func (v *validator) checkSchema() {
 	if s.ReferenceResult == nil {
 		v.errorf("reference_result", "required: an answer that validates against result_schema")
 	}
-	sch, err := CompileSchema(s.ResultSchema)
-	if err != nil {
+	// Compiled here, once: the run and the scorer use what the scenario
+	// compiled (ResultShape, CheckShape, CheckResult).
+	s.result = compileResult(s.ResultSchema)
+	if _, err := s.ResultShape(); err != nil {
 		v.errorf("result_schema", "%v", err)
 		return
 	}
 	if s.ReferenceResult == nil {
 		return
 	}
-	doc, err := toJSON(s.ReferenceResult)
+	doc, err := json.Marshal(normalizeJSON(s.ReferenceResult))
 	if err != nil {
-		v.errorf("reference_result", "%v", err)
+		v.errorf("reference_result", "not representable as JSON: %v", err)
 		return
 	}
-	if err := sch.Validate(doc); err != nil {
+	if err := s.CheckResult(doc); err != nil {
 		v.errorf("reference_result", "does not validate against result_schema: %v", oneLine(err))
 	}
 }
 
-// ValidationMessage is err's message, with the leaf errors of a JSON Schema
+// validationMessage is err's message, with the leaf errors of a JSON Schema
 // validation failure listed sorted ("at '/path': message; ..."): the
 // library orders them by map iteration, and a message that changes from run
 // to run would break byte-identical reports and the request keys of replay
 // (the recorder returns it to the model).
-func ValidationMessage(err error) string {
+func validationMessage(err error) string {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
 		return err.Error()
@@ -435,11 +437,8 @@ func ValidationMessage(err error) string {
 	return strings.Join(slices.Compact(parts), "; ")
 }
 
-// CompileSchema compiles a result schema (decoded YAML or JSON) as JSON
-// Schema 2020-12 unless it names another draft. References to anything but
-// the schema itself are refused: a manifest never reaches the network or
-// the file system.
-func CompileSchema(schema any) (*jsonschema.Schema, error) {
+// compileSchema compiles a schema (decoded YAML or JSON) for CompileSchema.
+func compileSchema(schema any) (*jsonschema.Schema, error) {
 	doc, err := toJSON(schema)
 	if err != nil {
 		return nil, err

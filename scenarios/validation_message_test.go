@@ -3,8 +3,6 @@ package scenarios
 import (
 	"strings"
 	"testing"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // The library lists the causes of a failure in map order; the message must
@@ -21,10 +19,10 @@ func TestValidationMessageIsStable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, _ := jsonschema.UnmarshalJSON(strings.NewReader(`{"status":"x","device_type":"y","limit":1000}`))
+	doc := []byte(`{"status":"x","device_type":"y","limit":1000}`)
 	first := ""
 	for i := 0; i < 50; i++ {
-		msg := ValidationMessage(sch.Validate(doc))
+		msg := sch.Validate(doc).Error()
 		if i == 0 {
 			first = msg
 			for _, want := range []string{"at '/device_type'", "at '/limit'", "at '/status'"} {
@@ -35,5 +33,32 @@ func TestValidationMessageIsStable(t *testing.T) {
 		} else if msg != first {
 			t.Fatalf("message changed between calls:\n%s\n%s", first, msg)
 		}
+	}
+}
+
+// The model is offered the result schema without the keywords that grade
+// (they would hand it the answer); the scorer grades with all of them.
+func TestResultShapeHidesTheAnswer(t *testing.T) {
+	s := &Scenario{ResultSchema: map[string]any{"type": "object", "required": []any{"aps"}, "properties": map[string]any{
+		"aps":     map[string]any{"type": "array", "allOf": []any{map[string]any{"contains": map[string]any{"const": "CNAPI0201"}}}, "minItems": 6},
+		"offline": map[string]any{"type": "string", "const": "CNAPI0203"},
+	}}}
+	got, err := s.ResultShape()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"properties":{"aps":{"type":"array"},"offline":{"type":"string"}},"required":["aps"],"type":"object"}`
+	if string(got) != want {
+		t.Errorf("ResultShape = %s, want %s", got, want)
+	}
+	wrong := []byte(`{"aps":["x"],"offline":"y"}`)
+	if err := s.CheckShape(wrong); err != nil {
+		t.Errorf("CheckShape refused a well-shaped answer: %v", err)
+	}
+	if err := s.CheckResult(wrong); err == nil {
+		t.Error("CheckResult accepted a wrong answer")
+	}
+	if err := s.CheckShape([]byte(`{"aps":"x"}`)); err == nil {
+		t.Error("CheckShape accepted an answer of the wrong shape")
 	}
 }

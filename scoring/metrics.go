@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcpbench/bench/llm"
 	"github.com/mcpbench/bench/scenarios"
@@ -640,37 +639,16 @@ func validateResult(sc *scenarios.Scenario, a *traces.Answer) (bool, string) {
 	if len(doc) == 0 {
 		return false, "empty answer"
 	}
-	sch, err := compiledSchema(sc)
-	if err != nil {
-		return false, "result_schema: " + err.Error()
-	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
-	if err != nil {
+	switch err := sc.CheckResult(doc); {
+	case err == nil:
+		return true, ""
+	case strings.HasPrefix(err.Error(), "result_schema: "):
+		return false, err.Error()
+	case !json.Valid(doc):
 		return false, "answer is not JSON"
+	default:
+		return false, oneLine(err.Error())
 	}
-	if err := sch.Validate(v); err != nil {
-		return false, oneLine(scenarios.ValidationMessage(err))
-	}
-	return true, ""
-}
-
-// compiledSchemas caches each scenario's compiled result schema: a replay
-// scores hundreds of runs of the same few scenarios.
-var compiledSchemas sync.Map // *scenarios.Scenario -> compiledResult
-
-type compiledResult struct {
-	sch *jsonschema.Schema
-	err error
-}
-
-func compiledSchema(sc *scenarios.Scenario) (*jsonschema.Schema, error) {
-	if c, ok := compiledSchemas.Load(sc); ok {
-		r := c.(compiledResult)
-		return r.sch, r.err
-	}
-	sch, err := scenarios.CompileSchema(sc.ResultSchema)
-	compiledSchemas.Store(sc, compiledResult{sch, err})
-	return sch, err
 }
 
 func oneLine(s string) string {

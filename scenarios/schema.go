@@ -1,0 +1,177 @@
+package scenarios
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Schema is a compiled JSON Schema. It is safe for concurrent use.
+type Schema struct {
+	s *jsonschema.Schema
+}
+
+// CompileSchema compiles a JSON Schema (decoded YAML or JSON, or raw JSON
+// bytes) as JSON Schema 2020-12 unless it names another draft. References
+// to anything but the schema itself are refused: a manifest or a server's
+// tool list never makes bench reach the network or the file system.
+func CompileSchema(schema any) (*Schema, error) {
+	if raw, ok := schema.(json.RawMessage); ok {
+		var doc any
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			return nil, fmt.Errorf("invalid schema: %v", err)
+		}
+		schema = doc
+	}
+	s, err := compileSchema(schema)
+	if err != nil {
+		return nil, err
+	}
+	return &Schema{s: s}, nil
+}
+
+// Validate checks the JSON document doc against the schema. A document
+// that is not JSON is an error from the parser; one that fails the schema
+// an error listing every failure, sorted, so the message is the same on
+// every run (it reaches models and reports).
+func (s *Schema) Validate(doc []byte) error {
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		return err
+	}
+	if err := s.s.Validate(v); err != nil {
+		return errors.New(validationMessage(err))
+	}
+	return nil
+}
+
+// resultSchemas is a scenario's result schema compiled: in full, to grade
+// an answer, and as the shape the model is offered.
+type resultSchemas struct {
+	full      *Schema
+	shape     *Schema
+	shapeJSON json.RawMessage
+	err       error
+}
+
+// compiled returns the scenario's compiled result schemas: those compiled
+// when it was loaded (validated), or, for a scenario built by hand and
+// never validated, compiled now.
+func (s *Scenario) compiled() *resultSchemas {
+	if s.result != nil {
+		return s.result
+	}
+	return compileResult(s.ResultSchema)
+}
+
+func compileResult(schema any) *resultSchemas {
+	r := &resultSchemas{}
+	if schema == nil {
+		return r
+	}
+	if r.full, r.err = CompileSchema(schema); r.err != nil {
+		return r
+	}
+	r.shapeJSON = shapeSchema(schema)
+	if r.shape, r.err = CompileSchema(r.shapeJSON); r.err != nil {
+		r.err = fmt.Errorf("without grading keywords: %w", r.err)
+	}
+	return r
+}
+
+// ResultShape is the result schema the model is offered (as submit_result's
+// input schema): the scenario's result schema without grading keywords.
+// It is deterministic, so request keys stay stable. Nil when the scenario
+// has no result schema.
+func (s *Scenario) ResultShape() (json.RawMessage, error) {
+	r := s.compiled()
+	return r.shapeJSON, r.err
+}
+
+// CheckShape validates submit_result's arguments against ResultShape.
+func (s *Scenario) CheckShape(args []byte) error {
+	r := s.compiled()
+	if r.err != nil {
+		return r.err
+	}
+	if r.shape == nil {
+		return nil
+	}
+	return r.shape.Validate(args)
+}
+
+// CheckResult grades an answer against the full result schema.
+func (s *Scenario) CheckResult(doc []byte) error {
+	r := s.compiled()
+	if r.err != nil {
+		return fmt.Errorf("result_schema: %w", r.err)
+	}
+	if r.full == nil {
+		return errors.New("the scenario has no result_schema")
+	}
+	return r.full.Validate(doc)
+}
+
+// gradingKeywords are JSON Schema keywords a result schema uses to grade an
+// answer rather than to shape it: const values and contains clauses hold
+// the expected answer itself. The model is offered the schema without them
+// (it would otherwise read the answer key in submit_result's input schema,
+// and in the validation errors), and scoring grades with the full schema.
+var gradingKeywords = map[string]bool{"const": true, "contains": true, "minContains": true, "maxContains": true,
+	"minItems": true, "maxItems": true, "minimum": true, "maximum": true, "exclusiveMinimum": true,
+	"exclusiveMaximum": true, "multipleOf": true, "pattern": true, "minLength": true, "maxLength": true, "not": true}
+
+// shapeSchema is schema without grading keywords, as JSON with sorted keys.
+func shapeSchema(schema any) json.RawMessage {
+	b, err := json.Marshal(schema)
+	if err != nil {
+		return nil
+	}
+	var v any
+	if json.Unmarshal(b, &v) != nil {
+		return nil
+	}
+	out, _ := json.Marshal(strip(v))
+	return out
+}
+
+func strip(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, val := range x {
+			if gradingKeywords[k] {
+				continue
+			}
+			switch k {
+			case "allOf", "anyOf", "oneOf":
+				list, _ := val.([]any)
+				var kept []any
+				for _, item := range list {
+					s := strip(item)
+					if m, ok := s.(map[string]any); ok && len(m) == 0 {
+						continue
+					}
+					kept = append(kept, s)
+				}
+				if len(kept) > 0 {
+					out[k] = kept
+				}
+				continue
+			}
+			out[k] = strip(val)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, item := range x {
+			out[i] = strip(item)
+		}
+		return out
+	default:
+		return v
+	}
+}
