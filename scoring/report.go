@@ -75,35 +75,64 @@ type Miss struct {
 }
 
 // MetaFromRuns collects the report metadata from run manifests, sorted and
-// without duplicates.
+// without duplicates. Only the runs' manifests are read: callers that do
+// not keep whole runs pass runs holding a Manifest only, or feed a
+// MetaBuilder one manifest at a time.
 func MetaFromRuns(runs []*traces.Run) Meta {
-	var m Meta
-	harness := map[string]bool{}
+	var b MetaBuilder
 	for _, r := range runs {
-		mf := r.Manifest
-		if mf.Harness != "" {
-			harness[mf.Harness] = true
-		}
-		s := ServerMeta{Name: mf.Server.Name, Repo: mf.Server.Repo, SHA: mf.Server.SHA}
-		if !slices.Contains(m.Servers, s) {
-			m.Servers = append(m.Servers, s)
-		}
-		f := FixtureMeta{Name: mf.Fixture.Name, Hash: mf.Fixture.Hash}
-		if !slices.Contains(m.Fixtures, f) {
-			m.Fixtures = append(m.Fixtures, f)
-		}
-		i := slices.IndexFunc(m.Models, func(x ModelMeta) bool {
-			return x.Provider == mf.Model.Provider && x.Name == mf.Model.Name && eqf(x.Temperature, mf.Model.Temperature) && eqf(x.TopP, mf.Model.TopP) && x.MaxTokens == mf.Model.MaxTokens
-		})
-		if i < 0 {
-			m.Models = append(m.Models, ModelMeta{Provider: mf.Model.Provider, Name: mf.Model.Name, Temperature: mf.Model.Temperature, TopP: mf.Model.TopP, MaxTokens: mf.Model.MaxTokens})
-			i = len(m.Models) - 1
-		}
-		if !slices.Contains(m.Models[i].Seeds, mf.Model.Seed) {
-			m.Models[i].Seeds = append(m.Models[i].Seeds, mf.Model.Seed)
-		}
+		b.Add(&r.Manifest)
 	}
-	m.Harness = strings.Join(sortedKeys(harness), ", ")
+	return b.Meta()
+}
+
+// MetaBuilder collects the report metadata one manifest at a time, so that
+// a caller streaming runs keeps no run to build it. Its memory grows with
+// the distinct servers, models, seeds and fixtures, not with the runs. The
+// zero value is ready to use.
+type MetaBuilder struct {
+	m       Meta
+	harness map[string]bool
+}
+
+// Add records what mf says produced its run.
+func (b *MetaBuilder) Add(mf *traces.Manifest) {
+	if mf.Harness != "" {
+		if b.harness == nil {
+			b.harness = map[string]bool{}
+		}
+		b.harness[mf.Harness] = true
+	}
+	m := &b.m
+	s := ServerMeta{Name: mf.Server.Name, Repo: mf.Server.Repo, SHA: mf.Server.SHA}
+	if !slices.Contains(m.Servers, s) {
+		m.Servers = append(m.Servers, s)
+	}
+	f := FixtureMeta{Name: mf.Fixture.Name, Hash: mf.Fixture.Hash}
+	if !slices.Contains(m.Fixtures, f) {
+		m.Fixtures = append(m.Fixtures, f)
+	}
+	i := slices.IndexFunc(m.Models, func(x ModelMeta) bool {
+		return x.Provider == mf.Model.Provider && x.Name == mf.Model.Name && eqf(x.Temperature, mf.Model.Temperature) && eqf(x.TopP, mf.Model.TopP) && x.MaxTokens == mf.Model.MaxTokens
+	})
+	if i < 0 {
+		m.Models = append(m.Models, ModelMeta{Provider: mf.Model.Provider, Name: mf.Model.Name, Temperature: mf.Model.Temperature, TopP: mf.Model.TopP, MaxTokens: mf.Model.MaxTokens})
+		i = len(m.Models) - 1
+	}
+	if !slices.Contains(m.Models[i].Seeds, mf.Model.Seed) {
+		m.Models[i].Seeds = append(m.Models[i].Seeds, mf.Model.Seed)
+	}
+}
+
+// Meta returns the metadata of the manifests added so far, sorted. The
+// builder can go on adding after it.
+func (b *MetaBuilder) Meta() Meta {
+	m := Meta{
+		Harness:  strings.Join(sortedKeys(b.harness), ", "),
+		Servers:  slices.Clone(b.m.Servers),
+		Fixtures: slices.Clone(b.m.Fixtures),
+		Models:   slices.Clone(b.m.Models),
+	}
 	slices.SortFunc(m.Servers, func(a, b ServerMeta) int {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Repo, b.Repo), cmp.Compare(a.SHA, b.SHA))
 	})
@@ -112,6 +141,7 @@ func MetaFromRuns(runs []*traces.Run) Meta {
 		return cmp.Or(cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.Name, b.Name), cmp.Compare(fmt.Sprint(deref(a.Temperature)), fmt.Sprint(deref(b.Temperature))))
 	})
 	for i := range m.Models {
+		m.Models[i].Seeds = slices.Clone(m.Models[i].Seeds)
 		slices.Sort(m.Models[i].Seeds)
 	}
 	return m

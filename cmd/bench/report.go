@@ -104,8 +104,11 @@ func runReport(_ context.Context, a *app, opts *reportOptions) error {
 	if err != nil {
 		return err
 	}
+	// Each run is scored as it is read and dropped: what the report needs
+	// of it is its metrics and what its manifest adds to the metadata, so
+	// memory grows with the metrics, not with the traces.
 	var metrics []*scoring.RunMetrics
-	var runs []*traces.Run
+	var meta scoring.MetaBuilder
 	for _, r := range refs {
 		run, err := s.GetRun(r.Run)
 		if err != nil {
@@ -117,18 +120,18 @@ func runReport(_ context.Context, a *app, opts *reportOptions) error {
 		}
 		m.Ref = r.Name
 		metrics = append(metrics, m)
-		runs = append(runs, run)
+		meta.Add(&run.Manifest)
 	}
-	meta := scoring.MetaFromRuns(runs)
+	rmeta := meta.Meta()
 	if len(metrics) > 0 {
-		meta.Tokenizer = metrics[0].Tokenizer
+		rmeta.Tokenizer = metrics[0].Tokenizer
 	}
 	title := "scoreboard"
 	if opts.release != "" {
 		title = "release " + opts.release
 	}
 	rep := scoring.BuildReport(&scoring.ReportInput{
-		Title: title, Current: metrics, NoVerdict: true, Meta: meta,
+		Title: title, Current: metrics, NoVerdict: true, Meta: rmeta,
 		Aggregate: &scoring.AggregateOptions{K: opts.k},
 		Compare:   &scoring.CompareOptions{Seed: opts.seed},
 	})
