@@ -1,6 +1,8 @@
 package scoring
 
 import (
+	"bufio"
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -232,13 +234,86 @@ func (r *Report) Runs() []*RunMetrics {
 	return out
 }
 
-// WriteJSON writes the report as indented JSON with a final newline.
+// WriteJSON writes the report as indented JSON with a final newline: the
+// bytes of json.MarshalIndent(r, "", "  ") and a newline. The results'
+// scenario and suite entries, which grow with the runs (each scenario
+// holds its runs' metrics), are encoded and written one at a time, so the
+// document is never held whole in memory. An encoding error may leave
+// part of the report written.
 func WriteJSON(w io.Writer, r *Report) error {
-	b, err := json.MarshalIndent(r, "", "  ")
+	if r.Results == nil {
+		b, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return fmt.Errorf("encoding report: %w", err)
+		}
+		_, err = w.Write(append(b, '\n'))
+		return err
+	}
+	// Everything but the results, with empty results in their place: one
+	// member at the top level holds "results", so the stub is found once.
+	head := *r
+	head.Results = &Results{}
+	b, err := json.MarshalIndent(&head, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding report: %w", err)
 	}
-	_, err = w.Write(append(b, '\n'))
+	at := bytes.Index(b, []byte(resultsStub))
+	if at < 0 {
+		return fmt.Errorf("encoding report: no results member")
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(b[:at+len(resultsKey)])
+	bw.WriteString("{\n    \"scenarios\": ")
+	if err := writeJSONArray(bw, r.Results.Scenarios, "      "); err != nil {
+		return err
+	}
+	bw.WriteString(",\n    \"suites\": ")
+	if err := writeJSONArray(bw, r.Results.Suites, "      "); err != nil {
+		return err
+	}
+	bw.WriteString("\n  }")
+	bw.Write(b[at+len(resultsStub):])
+	bw.WriteByte('\n')
+	return bw.Flush()
+}
+
+// resultsKey and resultsStub are the results member of an indented report
+// and its value when Results is empty.
+const (
+	resultsKey  = "\n  \"results\": "
+	resultsStub = resultsKey + "{\n    \"scenarios\": null,\n    \"suites\": null\n  }"
+)
+
+// writeJSONArray writes xs as json.MarshalIndent writes it inside a
+// document, its elements at indentation prefix, one element encoded at a
+// time.
+func writeJSONArray[T any](w *bufio.Writer, xs []T, prefix string) error {
+	switch {
+	case xs == nil:
+		_, err := w.WriteString("null")
+		return err
+	case len(xs) == 0:
+		_, err := w.WriteString("[]")
+		return err
+	}
+	w.WriteByte('[')
+	for i, x := range xs {
+		if i > 0 {
+			w.WriteByte(',')
+		}
+		w.WriteByte('\n')
+		w.WriteString(prefix)
+		b, err := json.MarshalIndent(x, prefix, "  ")
+		if err != nil {
+			return fmt.Errorf("encoding report: %w", err)
+		}
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+	}
+	w.WriteByte('\n')
+	w.WriteString(prefix[:len(prefix)-2])
+	_, err := w.WriteString("]")
 	return err
 }
 

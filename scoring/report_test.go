@@ -298,6 +298,31 @@ func TestMarkdownFitsAComment(t *testing.T) {
 	}
 }
 
+// WriteJSON streams the results; its bytes are json.MarshalIndent's.
+func TestWriteJSONIsMarshalIndent(t *testing.T) {
+	full := reportFixture(t)
+	for name, r := range map[string]*Report{
+		"full":         full,
+		"nil results":  {Format: ReportFormat, Methodology: MethodologyVersion},
+		"empty":        {Format: ReportFormat, Results: &Results{}},
+		"empty slices": {Format: ReportFormat, Results: &Results{Scenarios: []*ScenarioResult{}, Suites: []*SuiteSummary{}}},
+		"one scenario": {Format: ReportFormat, Title: "x", Results: &Results{Scenarios: full.Results.Scenarios[:1]}},
+		"without runs": {Format: ReportFormat, Meta: full.Meta, Results: full.Results.WithoutRuns(), Comparison: full.Comparison},
+	} {
+		want, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := WriteJSON(&got, r); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(append(want, '\n'), got.Bytes()) {
+			t.Errorf("%s: WriteJSON differs from json.MarshalIndent:\n%s", name, got.String())
+		}
+	}
+}
+
 // A MetaBuilder fed one manifest at a time gives MetaFromRuns' metadata.
 func TestMetaBuilder(t *testing.T) {
 	_, runs := suiteRuns(t, variant{})
