@@ -173,8 +173,16 @@ type ReportInput struct {
 	Stage string
 	// Current are the runs under test; Baseline, when not empty, the runs
 	// they are compared with.
-	Current       []*RunMetrics
-	Baseline      []*RunMetrics
+	Current  []*RunMetrics
+	Baseline []*RunMetrics
+	// Results, when not nil, is the aggregation of the runs under test,
+	// made beforehand by an Aggregator (which need not keep the runs); it
+	// is used instead of aggregating Current.
+	Results *Results
+	// Comparison, when not nil, is the comparison with the baseline made
+	// beforehand (CompareResults); it is used instead of comparing
+	// Baseline with Current.
+	Comparison    *Comparison
 	BaselineLabel string
 	CurrentLabel  string
 	// Gate is the stage's gate; nil means DefaultGate(Stage).
@@ -194,8 +202,12 @@ type ReportInput struct {
 // input only.
 func BuildReport(in *ReportInput) *Report {
 	r := &Report{Format: ReportFormat, Methodology: MethodologyVersion, Title: in.Title, Stage: in.Stage, Meta: in.Meta}
-	r.Results = Aggregate(in.Current, in.Aggregate)
-	if len(in.Baseline) > 0 {
+	r.Results = in.Results
+	if r.Results == nil {
+		r.Results = Aggregate(in.Current, in.Aggregate)
+	}
+	r.Comparison = in.Comparison
+	if r.Comparison == nil && len(in.Baseline) > 0 {
 		bl, cl := in.BaselineLabel, in.CurrentLabel
 		if bl == "" {
 			bl = "baseline"
