@@ -105,11 +105,14 @@ func runReport(_ context.Context, a *app, opts *reportOptions) error {
 		return err
 	}
 	// Each run is scored as it is read and dropped: what the report needs
-	// of it is its metrics and what its manifest adds to the metadata, so
-	// memory grows with the metrics, not with the traces.
-	var metrics []*scoring.RunMetrics
+	// of it is its metrics, aggregated as they come, and what its manifest
+	// adds to the metadata. Only the JSON scoreboard prints every run's
+	// metrics; the other reports keep a short summary of each run.
+	agg := scoring.NewAggregator(&scoring.AggregateOptions{K: opts.k})
+	agg.KeepRuns = opts.release == "" && opts.format == "json"
 	var meta scoring.MetaBuilder
-	for _, r := range refs {
+	tokenizer := ""
+	for i, r := range refs {
 		run, err := s.GetRun(r.Run)
 		if err != nil {
 			return err
@@ -119,21 +122,21 @@ func runReport(_ context.Context, a *app, opts *reportOptions) error {
 			return err
 		}
 		m.Ref = r.Name
-		metrics = append(metrics, m)
+		if i == 0 {
+			tokenizer = m.Tokenizer
+		}
 		meta.Add(&run.Manifest)
+		agg.Add(m)
 	}
 	rmeta := meta.Meta()
-	if len(metrics) > 0 {
-		rmeta.Tokenizer = metrics[0].Tokenizer
-	}
+	rmeta.Tokenizer = tokenizer
 	title := "scoreboard"
 	if opts.release != "" {
 		title = "release " + opts.release
 	}
 	rep := scoring.BuildReport(&scoring.ReportInput{
-		Title: title, Current: metrics, NoVerdict: true, Meta: rmeta,
-		Aggregate: &scoring.AggregateOptions{K: opts.k},
-		Compare:   &scoring.CompareOptions{Seed: opts.seed},
+		Title: title, Results: agg.Results(), NoVerdict: true, Meta: rmeta,
+		Compare: &scoring.CompareOptions{Seed: opts.seed},
 	})
 	if opts.release == "" {
 		switch opts.format {
