@@ -22,7 +22,7 @@ REPEAT=${REPORT_RSS_REPEAT:-5}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 CGO_ENABLED=0 go build -o "$tmp/bench.linked" ./cmd/bench
-# Measured from a copy: a binary fresh from the linker shows some 8 MB more
+# Measured from a copy: a binary fresh from the linker shows 4-8 MB more
 # RSS, whatever the command (bench version too), than a copy of it.
 cp "$tmp/bench.linked" "$tmp/bench"
 CGO_ENABLED=0 go build -o "$tmp/central-mcp" ./examples/central-mcp
