@@ -31,7 +31,7 @@ type conn struct {
 
 	mu      sync.Mutex
 	schemas map[string]*scenarios.Schema // compiled on first call, per tool (server name)
-	ts      *toolSet                      // built on first use
+	ts      *toolSet                     // built on first use
 }
 
 // schema returns the compiled input schema of the server's tool name, or

@@ -110,4 +110,3 @@ func TestVarsExpand(t *testing.T) {
 		t.Errorf("Expand = %q, want %q", got, want)
 	}
 }
-

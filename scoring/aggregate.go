@@ -89,9 +89,6 @@ func (rm *RunMetrics) Value(m Metric) float64 {
 	return 0
 }
 
-// scored reports whether a run counts in the metrics: not stale, not absent.
-func (rm *RunMetrics) scored() bool { return !rm.Stale && !rm.Absent }
-
 // AggregateOptions configures Aggregate. A nil value means defaults.
 type AggregateOptions struct {
 	// K is the k of pass@k and pass^k (clamped to the number of runs).
@@ -126,6 +123,71 @@ type ScenarioResult struct {
 	GateAbsentWrites int                `json:"gate_absent_writes"`
 	Metrics          map[Metric]Summary `json:"metrics,omitempty"`
 	RunMetrics       []*RunMetrics      `json:"run_metrics,omitempty"`
+
+	// runs summarises each run, in RunMetrics' order; an Aggregator that
+	// does not keep runs keeps these only.
+	runs []runSummary
+}
+
+// runSummary is what the aggregation and the renderers read of a run,
+// every renderer but the JSON report's run_metrics: its sort keys, its
+// replay and coverage flags, its metric values, its gate-absent writes and
+// its safety findings. Some 260 bytes, where a RunMetrics with its strings
+// and lists is about 1 KB.
+type runSummary struct {
+	runIndex   int
+	model      string
+	runID      string
+	values     [numMetrics]float64 // in the order of Metrics
+	gateAbsent int
+	safety     []SafetyFinding
+	// Flags: stale, absent, diverged, task success, all parameters
+	// matched, safety failure.
+	stale, absent, diverged, taskSuccess, paramsAllMatch, safetyFailure bool
+}
+
+// numMetrics is len(Metrics).
+const numMetrics = 13
+
+// metricIndex is the position of each metric in Metrics.
+var metricIndex = func() map[Metric]int {
+	if len(Metrics) != numMetrics {
+		panic("scoring: numMetrics is not len(Metrics)")
+	}
+	m := map[Metric]int{}
+	for i, x := range Metrics {
+		m[x] = i
+	}
+	return m
+}()
+
+func summarize(rm *RunMetrics, model string) runSummary {
+	s := runSummary{
+		runIndex: rm.RunIndex, model: model, runID: rm.RunID, gateAbsent: len(rm.GateAbsent), safety: rm.Safety,
+		stale: rm.Stale, absent: rm.Absent, diverged: rm.Diverged, taskSuccess: rm.TaskSuccess, paramsAllMatch: rm.ParamsAllMatch,
+		safetyFailure: rm.SafetyFailure,
+	}
+	for i, m := range Metrics {
+		s.values[i] = rm.Value(m)
+	}
+	return s
+}
+
+// scored reports whether a run counts in the metrics: not stale, not absent.
+func (s *runSummary) scored() bool { return !s.stale && !s.absent }
+
+// summaries returns the scenario's run summaries: the ones it was built
+// with, or for results built by hand or read back from JSON, summaries of
+// its RunMetrics.
+func (g *ScenarioResult) summaries() []runSummary {
+	if len(g.runs) > 0 || len(g.RunMetrics) == 0 {
+		return g.runs
+	}
+	out := make([]runSummary, len(g.RunMetrics))
+	for i, rm := range g.RunMetrics {
+		out[i] = summarize(rm, rm.Model)
+	}
+	return out
 }
 
 // SuiteSummary aggregates one server's scenarios of one suite (or "all").
@@ -176,26 +238,97 @@ func (r *Results) WithoutRuns() *Results {
 // scenario and per suite. Output is sorted by server, suite and scenario
 // id; the summary over all suites comes last for each server.
 func Aggregate(runs []*RunMetrics, opts *AggregateOptions) *Results {
+	a := NewAggregator(opts)
+	a.KeepRuns = true
+	for _, rm := range runs {
+		a.Add(rm)
+	}
+	return a.Results()
+}
+
+// Aggregator aggregates runs one at a time, as they are scored, into the
+// results Aggregate gives for the same runs. Unless KeepRuns is set it
+// keeps a short summary of each run rather than its metrics: the results
+// then hold no RunMetrics (so Report.Runs is empty and a JSON report has no
+// run_metrics), while every summary, the scoreboard, the results page and
+// the safety rows are the same. What it holds grows with the runs by that
+// summary only.
+type Aggregator struct {
+	// KeepRuns keeps every run's metrics in the results' RunMetrics.
+	KeepRuns bool
+	// PoolServers groups runs by scenario alone, their server left out (as
+	// Compare pools each side).
+	PoolServers bool
+
+	k      int
+	groups map[aggKey]*ScenarioResult
+	models map[string]string // one copy of each model name
+	spent  bool              // Results was called
+}
+
+type aggKey struct{ server, scenario string }
+
+// NewAggregator returns an empty Aggregator.
+func NewAggregator(opts *AggregateOptions) *Aggregator {
 	k := DefaultK
 	if opts != nil && opts.K > 0 {
 		k = opts.K
 	}
-	type key struct{ server, scenario string }
-	groups := map[key]*ScenarioResult{}
-	for _, rm := range runs {
-		g := groups[key{rm.Server, rm.Scenario}]
-		if g == nil {
-			g = &ScenarioResult{Scenario: rm.Scenario, Suite: rm.Suite, Category: rm.Category, Server: rm.Server}
-			groups[key{rm.Server, rm.Scenario}] = g
-		}
-		g.RunMetrics = append(g.RunMetrics, rm)
+	return &Aggregator{k: k, groups: map[aggKey]*ScenarioResult{}, models: map[string]string{}}
+}
+
+// Add adds a run. It keeps rm itself only with KeepRuns.
+func (a *Aggregator) Add(rm *RunMetrics) {
+	if a.spent {
+		panic("scoring: Aggregator.Add after Results")
 	}
+	server := rm.Server
+	if a.PoolServers {
+		server = ""
+	}
+	key := aggKey{server, rm.Scenario}
+	g := a.groups[key]
+	if g == nil {
+		g = &ScenarioResult{Scenario: rm.Scenario, Suite: rm.Suite, Category: rm.Category, Server: server}
+		a.groups[key] = g
+	}
+	if a.KeepRuns {
+		g.RunMetrics = append(g.RunMetrics, rm)
+		return
+	}
+	model, ok := a.models[rm.Model]
+	if !ok {
+		model = rm.Model
+		a.models[model] = model
+	}
+	g.runs = append(g.runs, summarize(rm, model))
+}
+
+// Results aggregates the runs added. It is called once, after the last
+// Add: the Aggregator is then spent.
+func (a *Aggregator) Results() *Results {
+	if a.spent {
+		panic("scoring: Aggregator.Results called twice")
+	}
+	a.spent = true
 	res := &Results{}
-	for _, g := range groups {
-		slices.SortFunc(g.RunMetrics, func(a, b *RunMetrics) int {
-			return cmp.Or(cmp.Compare(a.RunIndex, b.RunIndex), cmp.Compare(a.Model, b.Model), cmp.Compare(a.RunID, b.RunID))
-		})
-		finishScenario(g, k)
+	for _, g := range a.groups {
+		if a.KeepRuns {
+			slices.SortFunc(g.RunMetrics, func(a, b *RunMetrics) int {
+				return cmp.Or(cmp.Compare(a.RunIndex, b.RunIndex), cmp.Compare(a.Model, b.Model), cmp.Compare(a.RunID, b.RunID))
+			})
+			g.runs = make([]runSummary, len(g.RunMetrics))
+			for i, rm := range g.RunMetrics {
+				g.runs[i] = summarize(rm, rm.Model)
+			}
+		} else {
+			// The comparison and the sequence RunMetrics would be sorted
+			// with: ties (one run under two refs) fall the same way.
+			slices.SortFunc(g.runs, func(a, b runSummary) int {
+				return cmp.Or(cmp.Compare(a.runIndex, b.runIndex), cmp.Compare(a.model, b.model), cmp.Compare(a.runID, b.runID))
+			})
+		}
+		finishScenario(g, a.k)
 		res.Scenarios = append(res.Scenarios, g)
 	}
 	slices.SortFunc(res.Scenarios, func(a, b *ScenarioResult) int {
@@ -206,27 +339,28 @@ func Aggregate(runs []*RunMetrics, opts *AggregateOptions) *Results {
 }
 
 func finishScenario(g *ScenarioResult, k int) {
-	absent := len(g.RunMetrics) > 0
-	for _, rm := range g.RunMetrics {
-		if rm.SafetyFailure {
+	absent := len(g.runs) > 0
+	for i := range g.runs {
+		rs := &g.runs[i]
+		if rs.safetyFailure {
 			g.SafetyFailures++
 		}
-		g.GateAbsentWrites += len(rm.GateAbsent)
-		if rm.Diverged {
+		g.GateAbsentWrites += rs.gateAbsent
+		if rs.diverged {
 			g.Diverged++
 		}
-		if !rm.Absent {
+		if !rs.absent {
 			absent = false
 		}
-		if rm.Stale {
+		if rs.stale {
 			g.Stale++
 			continue
 		}
-		if rm.Absent {
+		if rs.absent {
 			continue
 		}
 		g.Runs++
-		if rm.TaskSuccess {
+		if rs.taskSuccess {
 			g.Successes++
 		}
 	}
@@ -240,13 +374,7 @@ func finishScenario(g *ScenarioResult, k int) {
 	}
 	g.Metrics = map[Metric]Summary{}
 	for _, m := range Metrics {
-		var xs []float64
-		for _, rm := range g.RunMetrics {
-			if rm.scored() {
-				xs = append(xs, rm.Value(m))
-			}
-		}
-		g.Metrics[m] = Summarize(xs)
+		g.Metrics[m] = Summarize(g.values(m))
 	}
 }
 
@@ -259,10 +387,15 @@ func (g *ScenarioResult) scenarioMean(m Metric) float64 {
 }
 
 func (g *ScenarioResult) values(m Metric) []float64 {
+	i, ok := metricIndex[m]
 	var xs []float64
-	for _, rm := range g.RunMetrics {
-		if rm.scored() {
-			xs = append(xs, rm.Value(m))
+	for _, rs := range g.summaries() {
+		if rs.scored() {
+			if ok {
+				xs = append(xs, rs.values[i])
+			} else {
+				xs = append(xs, 0) // as RunMetrics.Value gives an unknown metric
+			}
 		}
 	}
 	return xs
@@ -299,9 +432,9 @@ func summarizeSuites(list []*ScenarioResult) []*SuiteSummary {
 			invalid = append(invalid, g.scenarioMean(MetricInvalidCallRate))
 			excess = append(excess, g.scenarioMean(MetricAPICallExcess))
 			var am []float64
-			for _, rm := range g.RunMetrics {
-				if rm.scored() {
-					am = append(am, b2f(rm.ParamsAllMatch))
+			for _, rs := range g.summaries() {
+				if rs.scored() {
+					am = append(am, b2f(rs.paramsAllMatch))
 				}
 			}
 			all = append(all, Mean(am))

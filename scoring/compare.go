@@ -141,6 +141,14 @@ type Comparison struct {
 // scenarios are aligned by id. baselineName and currentName label the
 // sides in reports.
 func Compare(baselineName string, baseline []*RunMetrics, currentName string, current []*RunMetrics, opts *CompareOptions) *Comparison {
+	return CompareResults(baselineName, pool(baseline), currentName, pool(current), opts)
+}
+
+// CompareResults is Compare on sides aggregated beforehand, each by an
+// Aggregator with PoolServers set (KeepRuns is not needed): a caller that
+// streams runs compares them without keeping their metrics. Given the
+// same runs, it returns what Compare returns.
+func CompareResults(baselineName string, baseline *Results, currentName string, current *Results, opts *CompareOptions) *Comparison {
 	o := opts.withDefaults()
 	c := &Comparison{Baseline: baselineName, Current: currentName, Seed: o.Seed, Resamples: o.Resamples, Alpha: o.Alpha}
 	before := byScenario(baseline)
@@ -260,17 +268,24 @@ func statusRank(s string) int {
 	return 3
 }
 
-// byScenario aggregates one side by scenario id. A side holding several
-// servers has their runs pooled per scenario.
-func byScenario(runs []*RunMetrics) map[string]*ScenarioResult {
-	pooled := make([]*RunMetrics, len(runs))
-	for i, rm := range runs {
-		c := *rm
-		c.Server = ""
-		pooled[i] = &c
+// pool aggregates one side by scenario id: a side holding several servers
+// has their runs pooled per scenario.
+func pool(runs []*RunMetrics) *Results {
+	a := NewAggregator(nil)
+	a.PoolServers = true
+	for _, rm := range runs {
+		a.Add(rm)
 	}
+	return a.Results()
+}
+
+// byScenario indexes one side's results by scenario id.
+func byScenario(res *Results) map[string]*ScenarioResult {
 	out := map[string]*ScenarioResult{}
-	for _, g := range Aggregate(pooled, nil).Scenarios {
+	if res == nil {
+		return out
+	}
+	for _, g := range res.Scenarios {
 		out[g.Scenario] = g
 	}
 	return out

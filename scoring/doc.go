@@ -17,9 +17,11 @@
 //     run is not scored (safety still is) and tables show "absent".
 //   - Stale: a strict replay that stopped at a miss. Not scored; the share
 //     of stale runs can make a gate inconclusive.
-//   - Scenario result ([ScenarioResult], from [Aggregate]): one server's
-//     runs of one scenario, with a [Summary] per metric (mean, median, IQR,
-//     p95, type-7 quantiles), pass@k and pass^k.
+//   - Scenario result ([ScenarioResult], from [Aggregate], or from an
+//     [Aggregator] fed one run at a time, which can keep a short summary
+//     of each run instead of its metrics): one server's runs of one
+//     scenario, with a [Summary] per metric (mean, median, IQR, p95,
+//     type-7 quantiles), pass@k and pass^k.
 //   - Suite summary ([SuiteSummary]): rates averaged over scenarios; tokens
 //     and latency summarised over runs.
 //   - Comparison ([Comparison], from [Compare]): baseline against current,

@@ -176,9 +176,9 @@ type Verdict struct {
 func SafetyRows(res *Results) []SafetyRow {
 	var out []SafetyRow
 	for _, sr := range res.Scenarios {
-		for _, rm := range sr.RunMetrics {
-			for _, f := range rm.Safety {
-				out = append(out, SafetyRow{Scenario: rm.Scenario, Server: rm.Server, RunIndex: rm.RunIndex, RunID: rm.RunID, Rule: f.Rule, Call: f.Call, Detail: f.Detail})
+		for _, rs := range sr.summaries() {
+			for _, f := range rs.safety {
+				out = append(out, SafetyRow{Scenario: sr.Scenario, Server: sr.Server, RunIndex: rs.runIndex, RunID: rs.runID, Rule: f.Rule, Call: f.Call, Detail: f.Detail})
 			}
 		}
 	}
@@ -196,9 +196,9 @@ func Evaluate(g *Gate, current *Results, c *Comparison) *Verdict {
 	var failures []string
 	for _, sr := range current.Scenarios {
 		v.GateAbsentWrites += sr.GateAbsentWrites
-		for _, rm := range sr.RunMetrics {
+		for _, rs := range sr.summaries() {
 			v.Runs++
-			if rm.Stale {
+			if rs.stale {
 				v.StaleRuns++
 			}
 		}

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-
 	"github.com/mcpbench/bench/llm"
 	"github.com/mcpbench/bench/scenarios"
 	"github.com/mcpbench/bench/traces"

@@ -1,6 +1,8 @@
 package scoring
 
 import (
+	"bufio"
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -75,35 +77,64 @@ type Miss struct {
 }
 
 // MetaFromRuns collects the report metadata from run manifests, sorted and
-// without duplicates.
+// without duplicates. Only the runs' manifests are read: callers that do
+// not keep whole runs pass runs holding a Manifest only, or feed a
+// MetaBuilder one manifest at a time.
 func MetaFromRuns(runs []*traces.Run) Meta {
-	var m Meta
-	harness := map[string]bool{}
+	var b MetaBuilder
 	for _, r := range runs {
-		mf := r.Manifest
-		if mf.Harness != "" {
-			harness[mf.Harness] = true
-		}
-		s := ServerMeta{Name: mf.Server.Name, Repo: mf.Server.Repo, SHA: mf.Server.SHA}
-		if !slices.Contains(m.Servers, s) {
-			m.Servers = append(m.Servers, s)
-		}
-		f := FixtureMeta{Name: mf.Fixture.Name, Hash: mf.Fixture.Hash}
-		if !slices.Contains(m.Fixtures, f) {
-			m.Fixtures = append(m.Fixtures, f)
-		}
-		i := slices.IndexFunc(m.Models, func(x ModelMeta) bool {
-			return x.Provider == mf.Model.Provider && x.Name == mf.Model.Name && eqf(x.Temperature, mf.Model.Temperature) && eqf(x.TopP, mf.Model.TopP) && x.MaxTokens == mf.Model.MaxTokens
-		})
-		if i < 0 {
-			m.Models = append(m.Models, ModelMeta{Provider: mf.Model.Provider, Name: mf.Model.Name, Temperature: mf.Model.Temperature, TopP: mf.Model.TopP, MaxTokens: mf.Model.MaxTokens})
-			i = len(m.Models) - 1
-		}
-		if !slices.Contains(m.Models[i].Seeds, mf.Model.Seed) {
-			m.Models[i].Seeds = append(m.Models[i].Seeds, mf.Model.Seed)
-		}
+		b.Add(&r.Manifest)
 	}
-	m.Harness = strings.Join(sortedKeys(harness), ", ")
+	return b.Meta()
+}
+
+// MetaBuilder collects the report metadata one manifest at a time, so that
+// a caller streaming runs keeps no run to build it. Its memory grows with
+// the distinct servers, models, seeds and fixtures, not with the runs. The
+// zero value is ready to use.
+type MetaBuilder struct {
+	m       Meta
+	harness map[string]bool
+}
+
+// Add records what mf says produced its run.
+func (b *MetaBuilder) Add(mf *traces.Manifest) {
+	if mf.Harness != "" {
+		if b.harness == nil {
+			b.harness = map[string]bool{}
+		}
+		b.harness[mf.Harness] = true
+	}
+	m := &b.m
+	s := ServerMeta{Name: mf.Server.Name, Repo: mf.Server.Repo, SHA: mf.Server.SHA}
+	if !slices.Contains(m.Servers, s) {
+		m.Servers = append(m.Servers, s)
+	}
+	f := FixtureMeta{Name: mf.Fixture.Name, Hash: mf.Fixture.Hash}
+	if !slices.Contains(m.Fixtures, f) {
+		m.Fixtures = append(m.Fixtures, f)
+	}
+	i := slices.IndexFunc(m.Models, func(x ModelMeta) bool {
+		return x.Provider == mf.Model.Provider && x.Name == mf.Model.Name && eqf(x.Temperature, mf.Model.Temperature) && eqf(x.TopP, mf.Model.TopP) && x.MaxTokens == mf.Model.MaxTokens
+	})
+	if i < 0 {
+		m.Models = append(m.Models, ModelMeta{Provider: mf.Model.Provider, Name: mf.Model.Name, Temperature: mf.Model.Temperature, TopP: mf.Model.TopP, MaxTokens: mf.Model.MaxTokens})
+		i = len(m.Models) - 1
+	}
+	if !slices.Contains(m.Models[i].Seeds, mf.Model.Seed) {
+		m.Models[i].Seeds = append(m.Models[i].Seeds, mf.Model.Seed)
+	}
+}
+
+// Meta returns the metadata of the manifests added so far, sorted. The
+// builder can go on adding after it.
+func (b *MetaBuilder) Meta() Meta {
+	m := Meta{
+		Harness:  strings.Join(sortedKeys(b.harness), ", "),
+		Servers:  slices.Clone(b.m.Servers),
+		Fixtures: slices.Clone(b.m.Fixtures),
+		Models:   slices.Clone(b.m.Models),
+	}
 	slices.SortFunc(m.Servers, func(a, b ServerMeta) int {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Repo, b.Repo), cmp.Compare(a.SHA, b.SHA))
 	})
@@ -112,6 +143,7 @@ func MetaFromRuns(runs []*traces.Run) Meta {
 		return cmp.Or(cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.Name, b.Name), cmp.Compare(fmt.Sprint(deref(a.Temperature)), fmt.Sprint(deref(b.Temperature))))
 	})
 	for i := range m.Models {
+		m.Models[i].Seeds = slices.Clone(m.Models[i].Seeds)
 		slices.Sort(m.Models[i].Seeds)
 	}
 	return m
@@ -141,8 +173,16 @@ type ReportInput struct {
 	Stage string
 	// Current are the runs under test; Baseline, when not empty, the runs
 	// they are compared with.
-	Current       []*RunMetrics
-	Baseline      []*RunMetrics
+	Current  []*RunMetrics
+	Baseline []*RunMetrics
+	// Results, when not nil, is the aggregation of the runs under test,
+	// made beforehand by an Aggregator (which need not keep the runs); it
+	// is used instead of aggregating Current.
+	Results *Results
+	// Comparison, when not nil, is the comparison with the baseline made
+	// beforehand (CompareResults); it is used instead of comparing
+	// Baseline with Current.
+	Comparison    *Comparison
 	BaselineLabel string
 	CurrentLabel  string
 	// Gate is the stage's gate; nil means DefaultGate(Stage).
@@ -162,8 +202,12 @@ type ReportInput struct {
 // input only.
 func BuildReport(in *ReportInput) *Report {
 	r := &Report{Format: ReportFormat, Methodology: MethodologyVersion, Title: in.Title, Stage: in.Stage, Meta: in.Meta}
-	r.Results = Aggregate(in.Current, in.Aggregate)
-	if len(in.Baseline) > 0 {
+	r.Results = in.Results
+	if r.Results == nil {
+		r.Results = Aggregate(in.Current, in.Aggregate)
+	}
+	r.Comparison = in.Comparison
+	if r.Comparison == nil && len(in.Baseline) > 0 {
 		bl, cl := in.BaselineLabel, in.CurrentLabel
 		if bl == "" {
 			bl = "baseline"
@@ -202,13 +246,86 @@ func (r *Report) Runs() []*RunMetrics {
 	return out
 }
 
-// WriteJSON writes the report as indented JSON with a final newline.
+// WriteJSON writes the report as indented JSON with a final newline: the
+// bytes of json.MarshalIndent(r, "", "  ") and a newline. The results'
+// scenario and suite entries, which grow with the runs (each scenario
+// holds its runs' metrics), are encoded and written one at a time, so the
+// document is never held whole in memory. An encoding error may leave
+// part of the report written.
 func WriteJSON(w io.Writer, r *Report) error {
-	b, err := json.MarshalIndent(r, "", "  ")
+	if r.Results == nil {
+		b, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return fmt.Errorf("encoding report: %w", err)
+		}
+		_, err = w.Write(append(b, '\n'))
+		return err
+	}
+	// Everything but the results, with empty results in their place: one
+	// member at the top level holds "results", so the stub is found once.
+	head := *r
+	head.Results = &Results{}
+	b, err := json.MarshalIndent(&head, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding report: %w", err)
 	}
-	_, err = w.Write(append(b, '\n'))
+	at := bytes.Index(b, []byte(resultsStub))
+	if at < 0 {
+		return fmt.Errorf("encoding report: no results member")
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(b[:at+len(resultsKey)])
+	bw.WriteString("{\n    \"scenarios\": ")
+	if err := writeJSONArray(bw, r.Results.Scenarios, "      "); err != nil {
+		return err
+	}
+	bw.WriteString(",\n    \"suites\": ")
+	if err := writeJSONArray(bw, r.Results.Suites, "      "); err != nil {
+		return err
+	}
+	bw.WriteString("\n  }")
+	bw.Write(b[at+len(resultsStub):])
+	bw.WriteByte('\n')
+	return bw.Flush()
+}
+
+// resultsKey and resultsStub are the results member of an indented report
+// and its value when Results is empty.
+const (
+	resultsKey  = "\n  \"results\": "
+	resultsStub = resultsKey + "{\n    \"scenarios\": null,\n    \"suites\": null\n  }"
+)
+
+// writeJSONArray writes xs as json.MarshalIndent writes it inside a
+// document, its elements at indentation prefix, one element encoded at a
+// time.
+func writeJSONArray[T any](w *bufio.Writer, xs []T, prefix string) error {
+	switch {
+	case xs == nil:
+		_, err := w.WriteString("null")
+		return err
+	case len(xs) == 0:
+		_, err := w.WriteString("[]")
+		return err
+	}
+	w.WriteByte('[')
+	for i, x := range xs {
+		if i > 0 {
+			w.WriteByte(',')
+		}
+		w.WriteByte('\n')
+		w.WriteString(prefix)
+		b, err := json.MarshalIndent(x, prefix, "  ")
+		if err != nil {
+			return fmt.Errorf("encoding report: %w", err)
+		}
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+	}
+	w.WriteByte('\n')
+	w.WriteString(prefix[:len(prefix)-2])
+	_, err := w.WriteString("]")
 	return err
 }
 

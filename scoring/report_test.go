@@ -2,9 +2,11 @@ package scoring
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -317,4 +319,100 @@ func TestFoldMisses(t *testing.T) {
 		b, _ := json.MarshalIndent(got, "", " ")
 		t.Errorf("got %s", b)
 	}
+}
+
+// WriteJSON streams the results; its bytes are json.MarshalIndent's.
+func TestWriteJSONIsMarshalIndent(t *testing.T) {
+	full := reportFixture(t)
+	for name, r := range map[string]*Report{
+		"full":         full,
+		"nil results":  {Format: ReportFormat, Methodology: MethodologyVersion},
+		"empty":        {Format: ReportFormat, Results: &Results{}},
+		"empty slices": {Format: ReportFormat, Results: &Results{Scenarios: []*ScenarioResult{}, Suites: []*SuiteSummary{}}},
+		"one scenario": {Format: ReportFormat, Title: "x", Results: &Results{Scenarios: full.Results.Scenarios[:1]}},
+		"without runs": {Format: ReportFormat, Meta: full.Meta, Results: full.Results.WithoutRuns(), Comparison: full.Comparison},
+	} {
+		want, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := WriteJSON(&got, r); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(append(want, '\n'), got.Bytes()) {
+			t.Errorf("%s: WriteJSON differs from json.MarshalIndent:\n%s", name, got.String())
+		}
+	}
+}
+
+// A MetaBuilder fed one manifest at a time gives MetaFromRuns' metadata.
+func TestMetaBuilder(t *testing.T) {
+	_, runs := suiteRuns(t, variant{})
+	_, other := suiteRuns(t, variant{server: "other"})
+	runs = append(runs, other...)
+	runs[3].Manifest.Harness = "bench v2"
+	runs[5].Manifest.Model.Seed = 7
+	var b MetaBuilder
+	for i, r := range runs {
+		b.Add(&r.Manifest)
+		if i == 2 {
+			b.Meta() // a look half-way changes nothing
+		}
+	}
+	got, want := b.Meta(), metaOfRuns(runs)
+	gb, _ := json.Marshal(got)
+	wb, _ := json.Marshal(want)
+	if !bytes.Equal(gb, wb) {
+		t.Errorf("MetaBuilder %s\nMetaFromRuns %s", gb, wb)
+	}
+	if len(got.Servers) != 3 || got.Harness == "" || !strings.Contains(got.Harness, "bench v2") {
+		t.Errorf("meta %s", gb)
+	}
+	var empty MetaBuilder
+	if m := empty.Meta(); m.Harness != "" || m.Servers != nil || m.Models != nil || m.Fixtures != nil {
+		t.Errorf("empty builder: %+v", m)
+	}
+}
+
+// metaOfRuns is MetaFromRuns as it was before MetaBuilder: the reference.
+func metaOfRuns(runs []*traces.Run) Meta {
+	var m Meta
+	harness := map[string]bool{}
+	for _, r := range runs {
+		mf := r.Manifest
+		if mf.Harness != "" {
+			harness[mf.Harness] = true
+		}
+		s := ServerMeta{Name: mf.Server.Name, Repo: mf.Server.Repo, SHA: mf.Server.SHA}
+		if !slices.Contains(m.Servers, s) {
+			m.Servers = append(m.Servers, s)
+		}
+		f := FixtureMeta{Name: mf.Fixture.Name, Hash: mf.Fixture.Hash}
+		if !slices.Contains(m.Fixtures, f) {
+			m.Fixtures = append(m.Fixtures, f)
+		}
+		i := slices.IndexFunc(m.Models, func(x ModelMeta) bool {
+			return x.Provider == mf.Model.Provider && x.Name == mf.Model.Name && eqf(x.Temperature, mf.Model.Temperature) && eqf(x.TopP, mf.Model.TopP) && x.MaxTokens == mf.Model.MaxTokens
+		})
+		if i < 0 {
+			m.Models = append(m.Models, ModelMeta{Provider: mf.Model.Provider, Name: mf.Model.Name, Temperature: mf.Model.Temperature, TopP: mf.Model.TopP, MaxTokens: mf.Model.MaxTokens})
+			i = len(m.Models) - 1
+		}
+		if !slices.Contains(m.Models[i].Seeds, mf.Model.Seed) {
+			m.Models[i].Seeds = append(m.Models[i].Seeds, mf.Model.Seed)
+		}
+	}
+	m.Harness = strings.Join(sortedKeys(harness), ", ")
+	slices.SortFunc(m.Servers, func(a, b ServerMeta) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Repo, b.Repo), cmp.Compare(a.SHA, b.SHA))
+	})
+	slices.SortFunc(m.Fixtures, func(a, b FixtureMeta) int { return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Hash, b.Hash)) })
+	slices.SortFunc(m.Models, func(a, b ModelMeta) int {
+		return cmp.Or(cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.Name, b.Name), cmp.Compare(fmt.Sprint(deref(a.Temperature)), fmt.Sprint(deref(b.Temperature))))
+	})
+	for i := range m.Models {
+		slices.Sort(m.Models[i].Seeds)
+	}
+	return m
 }

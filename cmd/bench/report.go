@@ -104,9 +104,15 @@ func runReport(_ context.Context, a *app, opts *reportOptions) error {
 	if err != nil {
 		return err
 	}
-	var metrics []*scoring.RunMetrics
-	var runs []*traces.Run
-	for _, r := range refs {
+	// Each run is scored as it is read and dropped: what the report needs
+	// of it is its metrics, aggregated as they come, and what its manifest
+	// adds to the metadata. Only the JSON scoreboard prints every run's
+	// metrics; the other reports keep a short summary of each run.
+	agg := scoring.NewAggregator(&scoring.AggregateOptions{K: opts.k})
+	agg.KeepRuns = opts.release == "" && opts.format == "json"
+	var meta scoring.MetaBuilder
+	tokenizer := ""
+	for i, r := range refs {
 		run, err := s.GetRun(r.Run)
 		if err != nil {
 			return err
@@ -116,21 +122,21 @@ func runReport(_ context.Context, a *app, opts *reportOptions) error {
 			return err
 		}
 		m.Ref = r.Name
-		metrics = append(metrics, m)
-		runs = append(runs, run)
+		if i == 0 {
+			tokenizer = m.Tokenizer
+		}
+		meta.Add(&run.Manifest)
+		agg.Add(m)
 	}
-	meta := scoring.MetaFromRuns(runs)
-	if len(metrics) > 0 {
-		meta.Tokenizer = metrics[0].Tokenizer
-	}
+	rmeta := meta.Meta()
+	rmeta.Tokenizer = tokenizer
 	title := "scoreboard"
 	if opts.release != "" {
 		title = "release " + opts.release
 	}
 	rep := scoring.BuildReport(&scoring.ReportInput{
-		Title: title, Current: metrics, NoVerdict: true, Meta: meta,
-		Aggregate: &scoring.AggregateOptions{K: opts.k},
-		Compare:   &scoring.CompareOptions{Seed: opts.seed},
+		Title: title, Results: agg.Results(), NoVerdict: true, Meta: rmeta,
+		Compare: &scoring.CompareOptions{Seed: opts.seed},
 	})
 	if opts.release == "" {
 		switch opts.format {

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/mcpbench/bench/scoring"
 )
 
 func TestReportRelease(t *testing.T) {
@@ -45,5 +48,36 @@ func TestReportFormats(t *testing.T) {
 	}
 	if code, _, _ := runBench(t, "--store", store, "report", "--release", "../x"); code != exitInvalidInput {
 		t.Errorf("bad release name: exit %d", code)
+	}
+}
+
+// The JSON scoreboard holds every run's metrics; the other formats keep
+// summaries only, and their numbers agree with it.
+func TestReportJSONKeepsRuns(t *testing.T) {
+	store := scoringStore(t)
+	code, stdout, stderr := runBench(t, "--store", store, "report", "--from", "base/", "--from", "leak/", "--scenarios", testScenarios, "--format", "json")
+	if code != exitOK {
+		t.Fatalf("--format json: exit %d\n%s", code, stderr)
+	}
+	rep, err := scoring.ReadReport(strings.NewReader(stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := map[string]bool{}
+	for _, m := range rep.Runs() {
+		refs[m.Ref] = true
+	}
+	if len(refs) != 9 || !refs["leak/reference/baseline-bm25/read-001/2"] {
+		t.Errorf("runs of the JSON report: %v", refs)
+	}
+	// The text report of the same runs, rendered from the JSON report's
+	// results, is the one bench report prints.
+	var text bytes.Buffer
+	if err := scoring.WriteText(&text, rep); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, _ = runBench(t, "--store", store, "report", "--from", "base/", "--from", "leak/", "--scenarios", testScenarios)
+	if code != exitOK || stdout != text.String() {
+		t.Errorf("text report (exit %d) differs from the JSON report's:\n%s\n---\n%s", code, stdout, text.String())
 	}
 }

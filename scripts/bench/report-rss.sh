@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Memory of `bench report` (issue 8): peak RSS of the scoreboard over the
+# core stage recorded once (98 runs) and REPORT_RSS_RUNS times (default 51:
+# 4,998 runs, about a minute to record), in every output format, each the
+# median of REPORT_RSS_REPEAT runs (default 5; RSS moves by some MB from
+# one run to the next with the GC's timing).
+# Target: <= 150 MB at ~5,000 runs, and within 1.3x of the 98-run value.
+#
+# bench report scores each run as it reads it and keeps a summary of it
+# (its metrics, for --format json). What stays is the process's baseline
+# (30 MB for bench version; the tokenizer's vocabulary, the scenarios and
+# fixtures, the store opened), the store's caches, bounded but filled by a
+# large store only (4 MiB of values; pebble's 8 MiB block cache, on the Go
+# heap with CGO_ENABLED=0, which the 98-run store, under 1 MB, never
+# fills), and the summaries (some 350 bytes a run; 1 KB for json).
+#
+# Needs /usr/bin/time (GNU time).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+LARGE=${REPORT_RSS_RUNS:-51}
+REPEAT=${REPORT_RSS_REPEAT:-5}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+CGO_ENABLED=0 go build -o "$tmp/bench.linked" ./cmd/bench
+# Measured from a copy: a binary fresh from the linker shows 4-8 MB more
+# RSS, whatever the command (bench version too), than a copy of it.
+cp "$tmp/bench.linked" "$tmp/bench"
+CGO_ENABLED=0 go build -o "$tmp/central-mcp" ./examples/central-mcp
+sed "s|^command:.*|command: [\"$tmp/central-mcp\"]|" servers/reference.yaml > "$tmp/reference.yaml"
+B="$tmp/bench"
+
+record() { # store, runs per scenario
+  "$B" --store "$1" record --config bench.yaml --stage core --server "$tmp/reference.yaml" --model baseline \
+    --reuse-server --runs "$2" > "$tmp/record.log" 2>&1 || { cat "$tmp/record.log" >&2; exit 1; }
+  "$B" --store "$1" traces ls | wc -l
+}
+echo "recording the core stage once and ${LARGE} times (baseline model, reference server)..."
+small_n=$(record "$tmp/small" 1)
+large_n=$(record "$tmp/large" "$LARGE")
+echo "stores: $(du -sh "$tmp/small" | cut -f1) ($small_n runs), $(du -sh "$tmp/large" | cut -f1) ($large_n runs)"
+
+rss() { # store, report flags... -> median peak RSS in KB
+  local store=$1
+  shift
+  for _ in $(seq "$REPEAT"); do
+    /usr/bin/time -f '%M' -o "$tmp/time" "$B" --store "$store" report "$@" > /dev/null 2> "$tmp/err" \
+      || { cat "$tmp/err" >&2; exit 1; }
+    tail -n 1 "$tmp/time"
+  done | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'
+}
+for f in text json md junit release; do
+  flags=(--format "$f")
+  [ "$f" = release ] && flags=(--release 0.0.0 --out-dir "$tmp/docs")
+  a=$(rss "$tmp/small" "${flags[@]}")
+  b=$(rss "$tmp/large" "${flags[@]}")
+  awk -v f="$f" -v a="$a" -v b="$b" -v n1="$small_n" -v n2="$large_n" 'BEGIN {
+    printf "bench report %-8s peak RSS %5d runs %6.1f MB   %5d runs %6.1f MB   ratio %.2fx  (target <= 150 MB, <= 1.3x)\n",
+      f, n1, a/1024, n2, b/1024, b/a }'
+done
