@@ -90,10 +90,14 @@ func (r *Replay) Run(ctx context.Context) (*ReplayResult, error) {
 	clocks := make([]*replayer.Clock, workers)
 	recs := make([]*recorder.Recorder, workers)
 	keys := reqkey.NewToolCache()
+	tokens := r.Recorder.Tokens
+	if tokens == nil {
+		tokens = recorder.NewTokenCounter() // one memo for every worker
+	}
 	for w := range workers {
 		clocks[w] = replayer.NewClock(wallStart, time.Now, r.Resolution)
 		o := r.Recorder
-		o.Now, o.ReuseServer = clocks[w].Now, r.ReuseServer
+		o.Now, o.ReuseServer, o.Tokens = clocks[w].Now, r.ReuseServer, tokens
 		recs[w] = recorder.New(&o)
 	}
 	defer func() {

@@ -63,10 +63,6 @@ func loadCatalog() *catalogIndex {
 	return catalog
 }
 
-// Warm loads what every fake Central shares (the route catalog), so that a
-// caller can do it in the background while it sets up.
-func Warm() { loadCatalog() }
-
 // CatalogRoutes lists the documented routes as "METHOD /path" strings.
 func CatalogRoutes() []string {
 	ci := loadCatalog()

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -275,20 +274,14 @@ func FixtureNames() []string {
 
 // LoadFixture loads an embedded bundle by name ("site-a", "campus",
 // "incident"), or a bundle from a path: a .yaml file, or a directory holding
-// fixture.yaml. An embedded bundle is parsed once per process and shared:
-// a Fixture is only read, by the fakes and by whoever else loads it.
+// fixture.yaml. Each call parses the bundle; a Fixture is only read, so a
+// long-lived caller (a Recorder, a scorer) loads each once and shares it
+// with every fake it starts.
 func LoadFixture(name string) (*Fixture, error) {
 	if !strings.ContainsAny(name, `/\.`) {
-		if fx, ok := embeddedParsed.Load(name); ok {
-			return fx.(*Fixture), nil
-		}
 		b, err := embeddedFixtures.ReadFile("fixtures/" + name + ".yaml")
 		if err == nil {
-			fx, err := ParseFixture(b, "embedded:"+name)
-			if err == nil {
-				embeddedParsed.Store(name, fx)
-			}
-			return fx, err
+			return ParseFixture(b, "embedded:"+name)
 		}
 	}
 	path := name
@@ -304,9 +297,6 @@ func LoadFixture(name string) (*Fixture, error) {
 	}
 	return ParseFixture(b, path)
 }
-
-// embeddedParsed holds the embedded bundles parsed so far.
-var embeddedParsed sync.Map // name -> *Fixture
 
 // MustLoadFixture is LoadFixture for embedded bundles known to exist.
 func MustLoadFixture(name string) *Fixture {

@@ -80,6 +80,9 @@ type Loop struct {
 	// toolsJSON, when set, is json.Marshal(Tools) (the recorder keeps one
 	// per server session), for estimating usage.
 	toolsJSON []byte
+	// Tokens estimates the usage of a model that reports none; nil gives
+	// the loop its own (the recorder shares one across runs).
+	Tokens *TokenCounter
 	// ResultSchema is submit_result's input schema (a JSON object); nil
 	// offers no submit_result.
 	ResultSchema json.RawMessage
@@ -163,7 +166,11 @@ func (l *Loop) Run(ctx context.Context) traces.Outcome {
 			// The model reports no usage (offline models): estimate it, so
 			// token figures mean the same for every model.
 			if est == nil {
-				est = newUsageEstimator(system, l.toolsJSONOf(tools))
+				tc := l.Tokens
+				if tc == nil {
+					tc = NewTokenCounter()
+				}
+				est = newUsageEstimator(tc, system, l.toolsJSONOf(tools))
 			}
 			usage.Input, usage.Output = est.estimate(req, respJSON)
 			usage.Estimated = true

@@ -71,7 +71,7 @@ func TestNPMServers(t *testing.T) {
 			if len(res.Tools) < c.minTools {
 				t.Errorf("check lists %d tools, want at least %d", len(res.Tools), c.minTools)
 			}
-			if _, err := MeasureTools(res.Tools); err != nil {
+			if _, err := testTokens.MeasureTools(res.Tools); err != nil {
 				t.Error(err)
 			}
 			sc := &scenarios.Scenario{Format: 1, ID: "npm-" + c.name, Suite: "alerts", Category: "edge", Intent: c.intent,

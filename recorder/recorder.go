@@ -62,6 +62,9 @@ type Options struct {
 	// resets the fake between runs instead of starting both afresh.
 	// Default false.
 	ReuseServer bool
+	// Tokens estimates the usage of models that report none. Default: the
+	// Recorder's own.
+	Tokens *TokenCounter
 	// HTTPTransport carries bench's HTTP to streamable HTTP servers.
 	// Default http.DefaultTransport.
 	HTTPTransport http.RoundTripper
@@ -108,6 +111,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if d.HTTPTransport == nil {
 		d.HTTPTransport = http.DefaultTransport
+	}
+	if d.Tokens == nil {
+		d.Tokens = NewTokenCounter()
 	}
 	return d
 }
@@ -529,7 +535,7 @@ func (r *Recorder) Run(ctx context.Context, job *Job) (*traces.Run, error) {
 	loop := &Loop{
 		Model: job.Model, Key: reqkey.Scope{Provider: mref.Provider, Model: mref.Name, Scenario: sc.ID, RunIndex: job.RunIndex},
 		ToolCache: r.keys, Intent: sc.Intent, Tools: modelTools, toolsJSON: ts.json, ResultSchema: resultSchema, ValidateResult: validate,
-		Sampling: job.Sampling, MaxTurns: sc.Turns(),
+		Sampling: job.Sampling, MaxTurns: sc.Turns(), Tokens: o.Tokens,
 		Exec: exec, TurnTimeout: o.TurnTimeout, Now: o.Now,
 		Emit: func(at time.Time, e traces.Event) {
 			pos := rc.emit(at, e)

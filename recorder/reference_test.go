@@ -109,7 +109,7 @@ func checkAttribution(t *testing.T, run *traces.Run) {
 		texts = append(texts, e.Turn.Request, e.Turn.Response)
 	}
 	for _, b := range texts {
-		if got, want := CountTokens(b), countTokens(b); got != want || len(cuts(b)) < 2 && len(b) > 4*minChunk {
+		if got, want := testTokens.Count(b), testTokens.countOnce(b); got != want || len(cuts(b)) < 2 && len(b) > 4*minChunk {
 			t.Errorf("%s: CountTokens = %d, one pass %d, over %d bytes in %d chunks", run.Manifest.Scenario.ID, got, want, len(b), len(cuts(b)))
 		}
 	}

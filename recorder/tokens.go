@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"github.com/tiktoken-go/tokenizer/codec"
 
-	"github.com/mcpbench/bench/fakecentral"
 	"github.com/mcpbench/bench/llm"
 )
 
@@ -31,22 +29,38 @@ type ToolCost struct {
 	Tokens int `json:"tokens"` // o200k_base tokens of the same text
 }
 
+// TokenCounter counts o200k_base tokens. It is safe for concurrent use;
+// it keeps the tokenizer (its split pattern compiled once) and a memo of
+// the counts of what it has seen, so one belongs to each long-lived user:
+// a Recorder has one, a scorer another.
+type TokenCounter struct {
+	codecs sync.Pool // *codec.Codec: the tokenizer's matcher keeps state per match
+	mu     sync.Mutex
+	memo   map[[32]byte]int
+}
+
+// NewTokenCounter returns a TokenCounter.
+func NewTokenCounter() *TokenCounter {
+	return &TokenCounter{codecs: sync.Pool{New: func() any { return codec.NewO200kBase() }}, memo: map[[32]byte]int{}}
+}
+
 // MeasureTools counts the characters and tokens of tools' definitions
 // (name, description, input schema as JSON).
-func MeasureTools(tools []llm.Tool) (ToolCost, error) {
-	enc := codec.NewO200kBase()
+func (t *TokenCounter) MeasureTools(tools []llm.Tool) (ToolCost, error) {
 	b, err := json.Marshal(tools)
 	if err != nil {
 		return ToolCost{}, err
 	}
+	enc := t.codecs.Get().(*codec.Codec)
 	n, err := enc.Count(string(b))
+	t.codecs.Put(enc)
 	if err != nil {
 		return ToolCost{}, fmt.Errorf("counting tokens: %w", err)
 	}
 	return ToolCost{Tools: len(tools), Chars: len([]rune(string(b))), Tokens: n}, nil
 }
 
-// CountTokens counts the o200k_base tokens of text; scoring uses it so that
+// Count counts the o200k_base tokens of text; scoring uses it so that
 // tool-definition token shares are measured with the recorder's tokenizer.
 //
 // It is exact, and fast on what bench counts over and over (tool lists,
@@ -64,11 +78,11 @@ func MeasureTools(tools []llm.Tool) (ToolCost, error) {
 // the letter, and a piece starts there whatever came before. BPE works
 // within pieces, so the counts of the chunks add up to the count of the
 // text. FuzzCountTokensChunks holds the sum to the one-pass count.
-func CountTokens(text []byte) int {
+func (t *TokenCounter) Count(text []byte) int {
 	n := 0
 	for len(text) > 0 {
 		cut := nextCut(text)
-		n += countChunk(text[:cut])
+		n += t.countChunk(text[:cut])
 		text = text[cut:]
 	}
 	return n
@@ -97,46 +111,36 @@ func nextCut(text []byte) int {
 
 func isASCIILetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 
-// countChunk is countTokens, memoized for chunks worth hashing.
-func countChunk(text []byte) int {
+// countChunk is countOnce, memoized for chunks worth hashing.
+func (t *TokenCounter) countChunk(text []byte) int {
 	if len(text) < 64 {
-		return countTokens(text)
+		return t.countOnce(text)
 	}
 	key := sha256.Sum256(text)
-	if n, ok := tokenMemo.Load(key); ok {
-		return n.(int)
+	t.mu.Lock()
+	n, ok := t.memo[key]
+	t.mu.Unlock()
+	if ok {
+		return n
 	}
-	n := countTokens(text)
-	if tokenMemoSize.Add(1) > tokenMemoMax {
-		tokenMemo.Clear() // a bound on memory, not a policy: counts are cheap to redo
-		tokenMemoSize.Store(1)
+	n = t.countOnce(text)
+	t.mu.Lock()
+	if len(t.memo) >= tokenMemoMax {
+		clear(t.memo) // a bound on memory, not a policy: counts are cheap to redo
 	}
-	tokenMemo.Store(key, n)
+	t.memo[key] = n
+	t.mu.Unlock()
 	return n
 }
 
-var (
-	tokenMemo     sync.Map // [32]byte -> int
-	tokenMemoSize atomic.Int64
-)
-
 const tokenMemoMax = 1 << 16
 
-// Warm loads the tokenizer's vocabulary and the fake Central's catalog, for
-// a caller to do in the background while it sets up: the first run then
-// does not pay for them.
-func Warm() {
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); fakecentral.Warm() }()
-	go func() { defer wg.Done(); codec.NewO200kBase() }()
-	wg.Wait()
-}
-
-// countTokens counts in one pass, with no memo; 0 if the tokenizer fails
+// countOnce counts in one pass, with no memo; 0 if the tokenizer fails
 // (its split-pattern matcher fails only past a backtracking limit).
-func countTokens(text []byte) int {
-	n, err := codec.NewO200kBase().Count(string(text))
+func (t *TokenCounter) countOnce(text []byte) int {
+	enc := t.codecs.Get().(*codec.Codec)
+	n, err := enc.Count(string(text))
+	t.codecs.Put(enc)
 	if err != nil {
 		return 0
 	}
@@ -148,6 +152,7 @@ func countTokens(text []byte) int {
 // tokenizer as tool definitions: the tools and the system prompt once per
 // run, each message once, summed per turn as a provider would bill them.
 type usageEstimator struct {
+	tc    *TokenCounter
 	fixed int // tool definitions and system prompt
 	// The messages counted so far and their counts: a run's requests only
 	// grow, so each message is counted once.
@@ -155,8 +160,8 @@ type usageEstimator struct {
 	counts []int
 }
 
-func newUsageEstimator(system string, tools []byte) *usageEstimator {
-	return &usageEstimator{fixed: CountTokens(tools) + CountTokens([]byte(system))}
+func newUsageEstimator(tc *TokenCounter, system string, tools []byte) *usageEstimator {
+	return &usageEstimator{tc: tc, fixed: tc.Count(tools) + tc.Count([]byte(system))}
 }
 
 func (e *usageEstimator) estimate(req *llm.Request, resp []byte) (in, out int) {
@@ -167,9 +172,9 @@ func (e *usageEstimator) estimate(req *llm.Request, resp []byte) (in, out int) {
 		if i >= n {
 			b, _ := json.Marshal(&req.Messages[i])
 			e.msgs = append(e.msgs, req.Messages[i])
-			e.counts = append(e.counts, CountTokens(b))
+			e.counts = append(e.counts, e.tc.Count(b))
 		}
 		in += e.counts[i]
 	}
-	return in, CountTokens(resp)
+	return in, e.tc.Count(resp)
 }

@@ -14,7 +14,7 @@ import (
 func TestUsageEstimator(t *testing.T) {
 	tools := []llm.Tool{{Name: "list_clients", Description: "List the clients Central sees.", InputSchema: json.RawMessage(`{"type":"object"}`)}}
 	req := &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "Which clients failed to connect at HQ?"}}}
-	e := newUsageEstimator(SystemPrompt, mustJSON(tools))
+	e := newUsageEstimator(testTokens, SystemPrompt, mustJSON(tools))
 	in1, out1 := e.estimate(req, []byte(`{"text":"none"}`))
 	if in1 <= e.fixed || out1 <= 0 {
 		t.Fatalf("estimate = %d in, %d out; want more than the fixed %d, and some output", in1, out1, e.fixed)
@@ -25,13 +25,13 @@ func TestUsageEstimator(t *testing.T) {
 	if in2 <= in1 {
 		t.Errorf("a longer request estimated %d <= %d", in2, in1)
 	}
-	if again, _ := newUsageEstimator(SystemPrompt, mustJSON(tools)).estimate(req, nil); again != in2 {
+	if again, _ := newUsageEstimator(testTokens, SystemPrompt, mustJSON(tools)).estimate(req, nil); again != in2 {
 		t.Errorf("not deterministic: %d then %d", in2, again)
 	}
 	// Longer tool definitions cost more (what a verbose-tools change shows).
 	verbose := []llm.Tool{tools[0]}
 	verbose[0].Description += " It pages through every result, following next, and filters by site, status and band."
-	if v, _ := newUsageEstimator(SystemPrompt, mustJSON(verbose)).estimate(req, nil); v <= in2 {
+	if v, _ := newUsageEstimator(testTokens, SystemPrompt, mustJSON(verbose)).estimate(req, nil); v <= in2 {
 		t.Errorf("longer tool definitions estimated %d <= %d", v, in2)
 	}
 }
@@ -41,12 +41,12 @@ func TestUsageEstimator(t *testing.T) {
 func TestUsageEstimatorIncremental(t *testing.T) {
 	tools := mustJSON([]llm.Tool{{Name: "list_clients", InputSchema: json.RawMessage(`{"type":"object"}`)}})
 	req := sampleRequest()
-	e := newUsageEstimator(SystemPrompt, tools)
+	e := newUsageEstimator(testTokens, SystemPrompt, tools)
 	for k := 1; k <= len(req.Messages); k++ {
 		sub := *req
 		sub.Messages = req.Messages[:k]
 		got, _ := e.estimate(&sub, nil)
-		want, _ := newUsageEstimator(SystemPrompt, tools).estimate(&sub, nil)
+		want, _ := newUsageEstimator(testTokens, SystemPrompt, tools).estimate(&sub, nil)
 		if got != want {
 			t.Errorf("%d messages: %d, a fresh estimator %d", k, got, want)
 		}
@@ -55,7 +55,7 @@ func TestUsageEstimatorIncremental(t *testing.T) {
 	edited.Messages = append([]llm.Message(nil), req.Messages...)
 	edited.Messages[0].Content = strings.Repeat("a much longer question ", 20)
 	got, _ := e.estimate(&edited, nil)
-	want, _ := newUsageEstimator(SystemPrompt, tools).estimate(&edited, nil)
+	want, _ := newUsageEstimator(testTokens, SystemPrompt, tools).estimate(&edited, nil)
 	if got != want {
 		t.Errorf("edited message: %d, a fresh estimator %d", got, want)
 	}
@@ -77,11 +77,11 @@ func FuzzCountTokensChunks(f *testing.F) {
 			repeat = 1
 		}
 		b := []byte(strings.Repeat(text, repeat))
-		want := countTokens(b)
-		if got := CountTokens(b); got != want {
+		want := testTokens.countOnce(b)
+		if got := testTokens.Count(b); got != want {
 			t.Fatalf("CountTokens = %d, one pass = %d (cuts at %v)", got, want, cuts(b))
 		}
-		if got := CountTokens(b); got != want { // from the memo
+		if got := testTokens.Count(b); got != want { // from the memo
 			t.Fatalf("CountTokens again = %d, one pass = %d", got, want)
 		}
 	})
@@ -132,8 +132,8 @@ func TestTokenCountsPinned(t *testing.T) {
 		{"Get one AP by serial, e.g. CN12345678 — état « up » 日本語のテキスト 🙂\r\n\t  x", 28},
 		{`{"type":"object","properties":{"site":{"type":"string"},"status":{"enum":["Up","Down"]}}}`, 24},
 	} {
-		if got := CountTokens([]byte(c.text)); got != c.want {
-			t.Errorf("CountTokens(%q) = %d, want %d", c.text, got, c.want)
+		if got := testTokens.Count([]byte(c.text)); got != c.want {
+			t.Errorf("testTokens.Count(%q) = %d, want %d", c.text, got, c.want)
 		}
 	}
 
@@ -145,11 +145,11 @@ func TestTokenCountsPinned(t *testing.T) {
 	if sum := fmt.Sprintf("%x", sha256.Sum256(raw)); sum != "5399cec3a5fda96097052489b78446d9110ad32bd1cb8c7444d08146f0646dda" {
 		t.Fatalf("%s changed (sha256 %s): re-pin its counts below", golden, sum)
 	}
-	if got, want := CountTokens(raw), 4850; got != want {
-		t.Errorf("CountTokens(tools.json) = %d, want %d", got, want)
+	if got, want := testTokens.Count(raw), 4850; got != want {
+		t.Errorf("testTokens.Count(tools.json) = %d, want %d", got, want)
 	}
-	if got, want := countTokens(raw), 4850; got != want {
-		t.Errorf("countTokens(tools.json) = %d, want %d", got, want)
+	if got, want := testTokens.countOnce(raw), 4850; got != want {
+		t.Errorf("testTokens.countOnce(tools.json) = %d, want %d", got, want)
 	}
 	var mcpTools []struct {
 		Name        string          `json:"name"`
@@ -163,11 +163,14 @@ func TestTokenCountsPinned(t *testing.T) {
 	for i, m := range mcpTools {
 		tools[i] = llm.Tool{Name: m.Name, Description: m.Description, InputSchema: m.InputSchema}
 	}
-	cost, err := MeasureTools(tools)
+	cost, err := testTokens.MeasureTools(tools)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := (ToolCost{Tools: 17, Chars: 12200, Tokens: 2749}); cost != want {
-		t.Errorf("MeasureTools(tools.json) = %+v, want %+v", cost, want)
+		t.Errorf("testTokens.MeasureTools(tools.json) = %+v, want %+v", cost, want)
 	}
 }
+
+// testTokens is the tests' token counter.
+var testTokens = NewTokenCounter()

@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// Methods an endpoint pattern may name; "*" in a glob matches any.
-var Methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
+// methods an endpoint pattern may name; "*" in a glob matches any.
+var methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 
 // Endpoint is a parsed endpoint pattern "METHOD /path".
 //
@@ -65,8 +65,8 @@ func parseEndpoint(s string, glob bool) (Endpoint, error) {
 		return Endpoint{}, fmt.Errorf("endpoint %q: want \"METHOD /path\"", s)
 	}
 	e := Endpoint{Method: method, Path: p}
-	if method != strings.ToUpper(method) || !(slices.Contains(Methods, method) || (glob && method == "*")) {
-		return e, fmt.Errorf("endpoint %q: unknown method %q (want one of %s%s)", s, method, strings.Join(Methods, ", "), map[bool]string{true: ", *", false: ""}[glob])
+	if method != strings.ToUpper(method) || !(slices.Contains(methods, method) || (glob && method == "*")) {
+		return e, fmt.Errorf("endpoint %q: unknown method %q (want one of %s%s)", s, method, strings.Join(methods, ", "), map[bool]string{true: ", *", false: ""}[glob])
 	}
 	if !strings.HasPrefix(p, "/") {
 		return e, fmt.Errorf("endpoint %q: path must start with /", s)

@@ -29,7 +29,7 @@ func TestGoldenComposition(t *testing.T) {
 	if c.Total < 100 {
 		t.Errorf("%d scenarios, want at least 100", c.Total)
 	}
-	for _, s := range Suites {
+	for _, s := range suites {
 		want := 8
 		if s == "adversarial" {
 			want = 20
@@ -38,7 +38,7 @@ func TestGoldenComposition(t *testing.T) {
 			t.Errorf("suite %s has %d scenarios, want at least %d", s, c.Suites[s], want)
 		}
 	}
-	for _, cat := range Categories {
+	for _, cat := range categories {
 		if c.Categories[cat] < 5 {
 			t.Errorf("category %s has %d scenarios, want at least 5", cat, c.Categories[cat])
 		}

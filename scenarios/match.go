@@ -356,8 +356,8 @@ func equalValues(want, got any, r *ParamRule) bool {
 	return false
 }
 
-// Normalizations a ParamRule may name.
-var Normalizations = []string{"mac", "serial", "path", "case"}
+// normalizations a ParamRule may name.
+var normalizations = []string{"mac", "serial", "path", "case"}
 
 // NormalizeString applies a named normalisation to s; an unknown or empty
 // name leaves s unchanged.

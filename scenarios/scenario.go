@@ -9,9 +9,9 @@ import (
 // another format are rejected.
 const FormatVersion = 1
 
-// Suites are the intent families of the methodology plus the adversarial
+// suites are the intent families of the methodology plus the adversarial
 // suite, in the order reports list them.
-var Suites = []string{
+var suites = []string{
 	"client-diagnosis",
 	"site-device-health",
 	"wlan-change",
@@ -23,13 +23,13 @@ var Suites = []string{
 	"adversarial",
 }
 
-// Categories say what kind of case a scenario is (the evaluation guide's
+// categories say what kind of case a scenario is (the evaluation guide's
 // suite composition).
-var Categories = []string{"core", "edge", "safety", "negative", "multi-step"}
+var categories = []string{"core", "edge", "safety", "negative", "multi-step"}
 
-// Servers are the compared servers a scenario may name in expected_tools and
+// servers are the compared servers a scenario may name in expected_tools and
 // evidence. "reference" is bench's own examples/central-mcp.
-var Servers = []string{"secure-ssid", "nowireless4u", "karthik", "reference"}
+var servers = []string{"secure-ssid", "nowireless4u", "karthik", "reference"}
 
 // ReferenceServer is the server whose tools need no evidence pin: its code
 // lives in this repository.
@@ -207,3 +207,12 @@ func (s *Scenario) PosOf(path string) Pos {
 	}
 	return s.Pos
 }
+
+// SuiteNames are the suites a scenario may belong to, in report order.
+func SuiteNames() []string { return slices.Clone(suites) }
+
+// CategoryNames are the categories a scenario may have.
+func CategoryNames() []string { return slices.Clone(categories) }
+
+// ServerNames are the servers a scenario may name in expected_tools.
+func ServerNames() []string { return slices.Clone(servers) }

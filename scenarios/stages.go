@@ -151,12 +151,12 @@ func ValidateConfig(c *Config, list []*Scenario) error {
 			for j, sel := range sels {
 				sp := fmt.Sprintf("%s.%s[%d]", p, kind, j)
 				for _, v := range sel.Suites {
-					if !slices.Contains(Suites, v) {
+					if !slices.Contains(suites, v) {
 						at(sp+".suites", "unknown suite %q", v)
 					}
 				}
 				for _, v := range sel.Categories {
-					if !slices.Contains(Categories, v) {
+					if !slices.Contains(categories, v) {
 						at(sp+".categories", "unknown category %q", v)
 					}
 				}

@@ -107,8 +107,8 @@ func (v *validator) check() {
 	if s.ID != "" && !idPattern.MatchString(s.ID) {
 		v.errorf("id", "%q: want lower-case letters, digits and dashes, such as client-diagnosis-001", s.ID)
 	}
-	v.oneOf("suite", s.Suite, Suites, true)
-	v.oneOf("category", s.Category, Categories, true)
+	v.oneOf("suite", s.Suite, suites, true)
+	v.oneOf("category", s.Category, categories, true)
 	v.required("intent", s.Intent)
 	v.oneOf("platform", s.Platform, []string{"central"}, true)
 	v.required("fixture", s.Fixture)
@@ -192,8 +192,8 @@ func (v *validator) checkTools() {
 	}
 	for _, server := range sortedKeys(s.ExpectedTools) {
 		p := "expected_tools." + server
-		if !slices.Contains(Servers, server) {
-			v.errorf(p, "unknown server %q (want one of %s)", server, strings.Join(Servers, ", "))
+		if !slices.Contains(servers, server) {
+			v.errorf(p, "unknown server %q (want one of %s)", server, strings.Join(servers, ", "))
 		}
 		for i, t := range s.ExpectedTools[server] {
 			if strings.TrimSpace(t) == "" {
@@ -222,7 +222,7 @@ func (v *validator) checkParams() {
 		if !scoped {
 			tool, server = key, ""
 		}
-		if scoped && !slices.Contains(Servers, server) {
+		if scoped && !slices.Contains(servers, server) {
 			v.errorf(p, "unknown server %q in %q", server, key)
 		}
 		if !v.toolExpected(server, tool) {
@@ -248,8 +248,8 @@ func (v *validator) checkRule(p string, r *ParamRule) {
 	if r == nil {
 		return
 	}
-	if r.Normalize != "" && !slices.Contains(Normalizations, r.Normalize) {
-		v.errorf(p+".normalize", "unknown normalisation %q (want one of %s)", r.Normalize, strings.Join(Normalizations, ", "))
+	if r.Normalize != "" && !slices.Contains(normalizations, r.Normalize) {
+		v.errorf(p+".normalize", "unknown normalisation %q (want one of %s)", r.Normalize, strings.Join(normalizations, ", "))
 	}
 	if r.Type != "" && !slices.Contains(jsonTypes, r.Type) {
 		v.errorf(p+".type", "unknown type %q (want one of %s)", r.Type, strings.Join(jsonTypes, ", "))
@@ -519,7 +519,7 @@ func (v *validator) checkEvidence() {
 		if server == ReferenceServer || len(s.ExpectedTools[server]) == 0 {
 			continue
 		}
-		if _, ok := s.Evidence[server]; !ok && slices.Contains(Servers, server) {
+		if _, ok := s.Evidence[server]; !ok && slices.Contains(servers, server) {
 			v.errorf("expected_tools."+server, "no evidence pin for %s's tools (evidence.%s: path:line@sha)", server, server)
 		}
 	}

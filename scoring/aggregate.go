@@ -25,8 +25,11 @@ const (
 	MetricSafetyFailure   Metric = "safety_failure"
 )
 
-// Metrics lists every metric in report order.
-var Metrics = []Metric{
+// AllMetrics lists every metric in report order.
+func AllMetrics() []Metric { return slices.Clone(metricOrder) }
+
+// metricOrder lists every metric in report order.
+var metricOrder = []Metric{
 	MetricTaskSuccess, MetricToolSelection, MetricParamAccuracy, MetricTokenUsage, MetricToolDefTokens, MetricToolDefShare,
 	MetricLatency, MetricAPICallCount, MetricAPICallExcess, MetricOutsideReads, MetricTurns, MetricInvalidCallRate, MetricSafetyFailure,
 }
@@ -146,16 +149,16 @@ type runSummary struct {
 	stale, absent, diverged, taskSuccess, paramsAllMatch, safetyFailure bool
 }
 
-// numMetrics is len(Metrics).
+// numMetrics is len(metricOrder).
 const numMetrics = 13
 
-// metricIndex is the position of each metric in Metrics.
+// metricIndex is the position of each metric in metricOrder.
 var metricIndex = func() map[Metric]int {
-	if len(Metrics) != numMetrics {
-		panic("scoring: numMetrics is not len(Metrics)")
+	if len(metricOrder) != numMetrics {
+		panic("scoring: numMetrics is not len(metricOrder)")
 	}
 	m := map[Metric]int{}
-	for i, x := range Metrics {
+	for i, x := range metricOrder {
 		m[x] = i
 	}
 	return m
@@ -167,7 +170,7 @@ func summarize(rm *RunMetrics, model string) runSummary {
 		stale: rm.Stale, absent: rm.Absent, diverged: rm.Diverged, taskSuccess: rm.TaskSuccess, paramsAllMatch: rm.ParamsAllMatch,
 		safetyFailure: rm.SafetyFailure,
 	}
-	for i, m := range Metrics {
+	for i, m := range metricOrder {
 		s.values[i] = rm.Value(m)
 	}
 	return s
@@ -373,7 +376,7 @@ func finishScenario(g *ScenarioResult, k int) {
 		return
 	}
 	g.Metrics = map[Metric]Summary{}
-	for _, m := range Metrics {
+	for _, m := range metricOrder {
 		g.Metrics[m] = Summarize(g.values(m))
 	}
 }

@@ -189,7 +189,7 @@ func CompareResults(baselineName string, baseline *Results, currentName string, 
 				c.McNemar.Neither++
 			}
 			sd.Status = string(Unchanged)
-			for _, m := range Metrics {
+			for _, m := range metricOrder {
 				xb, xa := b.values(m), a.values(m)
 				d := Delta{Metric: m, Before: round(Mean(xb)), After: round(Mean(xa))}
 				d.Diff = round(d.After - d.Before)
@@ -213,7 +213,7 @@ func CompareResults(baselineName string, baseline *Results, currentName string, 
 	}
 	c.McNemar.P = McNemar(c.McNemar.Broke, c.McNemar.Fixed)
 	c.McNemar.Significant = c.McNemar.P < o.Alpha
-	for i, m := range Metrics {
+	for i, m := range metricOrder {
 		d := Delta{Metric: m}
 		var xb, xa []float64
 		for _, id := range ids {

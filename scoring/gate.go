@@ -343,7 +343,7 @@ func regressions(g *Gate, c *Comparison) []Regression {
 	}
 	slices.SortStableFunc(out, func(a, b Regression) int {
 		return cmp.Or(cmp.Compare(b2f(b.Gating), b2f(a.Gating)), cmp.Compare(b2f(a.Scenario != "(stage)"), b2f(b.Scenario != "(stage)")),
-			cmp.Compare(a.Scenario, b.Scenario), cmp.Compare(slices.Index(Metrics, a.Metric), slices.Index(Metrics, b.Metric)))
+			cmp.Compare(a.Scenario, b.Scenario), cmp.Compare(slices.Index(metricOrder, a.Metric), slices.Index(metricOrder, b.Metric)))
 	})
 	return out
 }

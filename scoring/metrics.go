@@ -35,7 +35,21 @@ type Options struct {
 	CountTokens func([]byte) int
 	// Tokenizer names CountTokens in reports. Default: "approx-bytes/4".
 	Tokenizer string
+	// Cache, when set, keeps what scoring works out once for many runs (the
+	// tool list every run of a server holds); share one across a batch's
+	// Score calls. Default: none.
+	Cache *Cache
 }
+
+// Cache holds what Score works out once for many runs. It is safe for
+// concurrent use and bounded.
+type Cache struct {
+	mu    sync.Mutex
+	tools map[string]map[string]toolInfo
+}
+
+// NewCache returns an empty cache.
+func NewCache() *Cache { return &Cache{tools: map[string]map[string]toolInfo{}} }
 
 func (o *Options) withDefaults() Options {
 	var v Options
@@ -217,29 +231,27 @@ type toolInfo struct {
 }
 
 // readTools reads what scoring needs of a tool list. Every run of a
-// server holds the same list: it is read once per list (the cache is
-// bounded) and the map returned is shared, to be read only.
-func readTools(raw json.RawMessage) map[string]toolInfo {
-	toolsMu.Lock()
-	m, ok := toolsCache[string(raw)]
-	toolsMu.Unlock()
+// server holds the same list: with a cache it is read once per list (the
+// cache is bounded) and the map returned is shared, to be read only.
+func (c *Cache) readTools(raw json.RawMessage) map[string]toolInfo {
+	if c == nil {
+		return parseTools(raw)
+	}
+	c.mu.Lock()
+	m, ok := c.tools[string(raw)]
+	c.mu.Unlock()
 	if ok {
 		return m
 	}
 	m = parseTools(raw)
-	toolsMu.Lock()
-	if len(toolsCache) >= 64 {
-		clear(toolsCache)
+	c.mu.Lock()
+	if len(c.tools) >= 64 {
+		clear(c.tools)
 	}
-	toolsCache[string(raw)] = m
-	toolsMu.Unlock()
+	c.tools[string(raw)] = m
+	c.mu.Unlock()
 	return m
 }
-
-var (
-	toolsMu    sync.Mutex
-	toolsCache = map[string]map[string]toolInfo{}
-)
 
 func parseTools(raw json.RawMessage) map[string]toolInfo {
 	var list []struct {
@@ -293,7 +305,7 @@ func Score(run *traces.Run, sc *scenarios.Scenario, opts *Options) (*RunMetrics,
 	expected, covered := sc.ToolsFor(m.Server.Name)
 	rm.Absent = !covered
 
-	ev := index(run)
+	ev := index(run, o.Cache)
 	scoreSafety(rm, sc, ev, o)
 	scoreCounts(rm, sc, ev, o)
 	if !rm.Absent {
@@ -317,7 +329,7 @@ type events struct {
 	errors  []*traces.Error
 }
 
-func index(run *traces.Run) *events {
+func index(run *traces.Run, cache *Cache) *events {
 	ev := &events{byIndex: map[int]*traces.Call{}, tools: map[string]toolInfo{}}
 	for i := range run.Events {
 		e := &run.Events[i]
@@ -349,7 +361,7 @@ func index(run *traces.Run) *events {
 			}
 		case traces.KindTools:
 			if e.Tools != nil {
-				for k, v := range readTools(e.Tools.Tools) {
+				for k, v := range cache.readTools(e.Tools.Tools) {
 					ev.tools[k] = v
 				}
 			}

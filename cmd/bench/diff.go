@@ -219,6 +219,8 @@ type runScorer struct {
 	scenarios map[string]*scenarios.Scenario
 	mu        sync.Mutex // guards fixtures: replay workers score at once
 	fixtures  map[string]*scoring.Options
+	tokens    *recorder.TokenCounter
+	cache     *scoring.Cache
 }
 
 func newRunScorer(paths []string) (*runScorer, error) {
@@ -226,7 +228,7 @@ func newRunScorer(paths []string) (*runScorer, error) {
 	if len(errs) > 0 {
 		return nil, usageErr(fmt.Errorf("loading scenarios: %w", errs))
 	}
-	rs := &runScorer{scenarios: map[string]*scenarios.Scenario{}, fixtures: map[string]*scoring.Options{}}
+	rs := &runScorer{scenarios: map[string]*scenarios.Scenario{}, fixtures: map[string]*scoring.Options{}, tokens: recorder.NewTokenCounter(), cache: scoring.NewCache()}
 	for _, s := range list {
 		rs.scenarios[s.ID] = s
 	}
@@ -245,7 +247,7 @@ func (rs *runScorer) options(fixture string) (*scoring.Options, error) {
 	}
 	now := fx.Now()
 	c := fakecentral.New(&fakecentral.Options{Fixture: fx, Now: func() time.Time { return now }})
-	o := &scoring.Options{Now: now, Secrets: c.Secrets(), CountTokens: recorder.CountTokens, Tokenizer: recorder.Tokenizer}
+	o := &scoring.Options{Now: now, Secrets: c.Secrets(), CountTokens: rs.tokens.Count, Tokenizer: recorder.Tokenizer, Cache: rs.cache}
 	rs.fixtures[fixture] = o
 	return o, nil
 }

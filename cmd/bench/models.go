@@ -1,6 +1,9 @@
 package main
 
 import (
+	"sync"
+	"time"
+
 	"github.com/mcpbench/bench/fakecentral"
 	"github.com/mcpbench/bench/llm"
 	"github.com/mcpbench/bench/llm/anthropic"
@@ -32,14 +35,23 @@ func modelFactory(a *app, spec llm.Spec, server string) (func(*scenarios.Scenari
 		}
 		return func(*scenarios.Scenario) (llm.Model, error) { return m, nil }, []string{key}, nil
 	case llm.ProviderBaseline:
-		// The model's clock is the fixture's (an embedded fixture is parsed
-		// once per process).
+		// The model's clock is the fixture's; each fixture is loaded once.
+		var mu sync.Mutex
+		clocks := map[string]func() time.Time{}
+		cache := baseline.NewCache() // the runs' models share what they derive from tool definitions
 		return func(sc *scenarios.Scenario) (llm.Model, error) {
-			fx, err := fakecentral.LoadFixture(sc.Fixture)
-			if err != nil {
-				return nil, err
+			mu.Lock()
+			defer mu.Unlock()
+			now, ok := clocks[sc.Fixture]
+			if !ok {
+				fx, err := fakecentral.LoadFixture(sc.Fixture)
+				if err != nil {
+					return nil, err
+				}
+				now = fx.Now
+				clocks[sc.Fixture] = now
 			}
-			return baseline.New(&baseline.Options{Now: fx.Now}), nil
+			return baseline.New(&baseline.Options{Now: now, Cache: cache}), nil
 		}, nil, nil
 	default:
 		return func(sc *scenarios.Scenario) (llm.Model, error) { return oracleFor(sc, server) }, nil, nil

@@ -141,8 +141,8 @@ type scenarioListing struct {
 }
 
 func runScenariosList(a *app, opts *scenariosListOptions) error {
-	if opts.suite != "" && !slices.Contains(scenarios.Suites, opts.suite) {
-		return usageErr(fmt.Errorf("unknown suite %q (want one of %s)", opts.suite, strings.Join(scenarios.Suites, ", ")))
+	if opts.suite != "" && !slices.Contains(scenarios.SuiteNames(), opts.suite) {
+		return usageErr(fmt.Errorf("unknown suite %q (want one of %s)", opts.suite, strings.Join(scenarios.SuiteNames(), ", ")))
 	}
 	list, errs := loadScenarios(opts.paths)
 	if len(errs) > 0 {
@@ -172,7 +172,7 @@ func runScenariosList(a *app, opts *scenariosListOptions) error {
 	out := scenarioListing{Stage: opts.stage, Suite: opts.suite, Scenarios: []scenarioSummary{}, Counts: scenarios.Count(list)}
 	for _, s := range list {
 		servers := make([]string, 0, len(s.ExpectedTools))
-		for _, srv := range scenarios.Servers {
+		for _, srv := range scenarios.ServerNames() {
 			if _, ok := s.ExpectedTools[srv]; ok {
 				servers = append(servers, srv)
 			}
@@ -205,9 +205,9 @@ func printListing(a *app, l scenarioListing) error {
 	}
 	c := l.Counts
 	fmt.Fprintf(a.stdout, "\n%d scenarios\n", c.Total)
-	fmt.Fprintf(a.stdout, "suites:     %s\n", countLine(scenarios.Suites, c.Suites))
-	fmt.Fprintf(a.stdout, "categories: %s\n", countLine(scenarios.Categories, c.Categories))
-	_, err := fmt.Fprintf(a.stdout, "servers:    %s\n", countLine(scenarios.Servers, c.Servers))
+	fmt.Fprintf(a.stdout, "suites:     %s\n", countLine(scenarios.SuiteNames(), c.Suites))
+	fmt.Fprintf(a.stdout, "categories: %s\n", countLine(scenarios.CategoryNames(), c.Categories))
+	_, err := fmt.Fprintf(a.stdout, "servers:    %s\n", countLine(scenarios.ServerNames(), c.Servers))
 	return err
 }
 

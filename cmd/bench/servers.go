@@ -71,7 +71,8 @@ func runServersCheck(ctx context.Context, a *app, opts *serversCheckOptions) err
 	if err != nil {
 		return setupErr(fmt.Errorf("server %s (%s): %w", p.Name, opts.profile, err))
 	}
-	cost, err := recorder.MeasureTools(res.Tools)
+	tokens := recorder.NewTokenCounter()
+	cost, err := tokens.MeasureTools(res.Tools)
 	if err != nil {
 		return setupErr(err)
 	}
@@ -100,7 +101,7 @@ func runServersCheck(ctx context.Context, a *app, opts *serversCheckOptions) err
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  TOOL\tCHARS\tTOKENS\tDESCRIPTION")
 	for _, t := range res.Tools {
-		c, err := recorder.MeasureTools([]llm.Tool{t})
+		c, err := tokens.MeasureTools([]llm.Tool{t})
 		if err != nil {
 			return setupErr(err)
 		}

@@ -46,6 +46,8 @@ type Options struct {
 	// Threshold is the minimum BM25 score for a call, in the unit of
 	// DefaultThreshold. Default DefaultThreshold.
 	Threshold float64
+	// Cache is shared by the Models of a batch. Default: the Model's own.
+	Cache *Cache
 }
 
 // Model is the lexical baseline. It is stateless: every decision is derived
@@ -53,6 +55,7 @@ type Options struct {
 type Model struct {
 	now       func() time.Time
 	threshold float64
+	cache     *Cache // what it derives from tool definitions, memoized
 }
 
 var _ llm.Model = (*Model)(nil)
@@ -62,9 +65,13 @@ func New(opts *Options) *Model {
 	m := &Model{threshold: DefaultThreshold}
 	if opts != nil {
 		m.now = opts.Now
+		m.cache = opts.Cache
 		if opts.Threshold > 0 {
 			m.threshold = opts.Threshold
 		}
+	}
+	if m.cache == nil {
+		m.cache = NewCache()
 	}
 	return m
 }
@@ -123,7 +130,7 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	}
 	intent := req.Intent()
 	f := intentFacts(intent, now)
-	ranked := rank(f.query(intent), tools)
+	ranked := rank(f.query(intent), tools, m.cache)
 	threshold := m.threshold * rareTermIDF(len(tools))
 	if req.ToolChoice.Mode == llm.ToolChoiceNone {
 		return answer(calls), nil // tools are off this turn

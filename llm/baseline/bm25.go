@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"unicode"
 
 	"github.com/mcpbench/bench/llm"
@@ -26,12 +25,12 @@ type scored struct {
 
 // rank scores tools against query with BM25 and sorts them best first,
 // ties by name so the order never depends on the input order.
-func rank(query string, tools []llm.Tool) []scored {
+func rank(query string, tools []llm.Tool, cache *Cache) []scored {
 	docs := make([][]string, len(tools))
 	var total int
 	df := map[string]int{}
 	for i, t := range tools {
-		docs[i] = toolTokens(t)
+		docs[i] = cache.toolTokens(t)
 		total += len(docs[i])
 		seen := map[string]bool{}
 		for _, w := range docs[i] {
@@ -78,31 +77,39 @@ func rareTermIDF(n int) float64 {
 	return math.Log(1 + (float64(n)-1+0.5)/1.5)
 }
 
-// toolTokens is the document of a tool: its name, description, and the
-// names and descriptions of its top-level parameters.
-func toolTokens(t llm.Tool) []string {
-	key := t.Name + "\x00" + t.Description + "\x00" + string(t.InputSchema)
-	if ws, ok := toolTokenCache.Load(key); ok {
-		return ws.([]string)
-	}
-	ws := tokenizeTool(t)
-	if toolTokenCount.Add(1) > toolTokenCacheMax {
-		toolTokenCache.Clear() // a bound, never reached by one suite
-		toolTokenCount.Store(1)
-	}
-	toolTokenCache.Store(key, ws)
-	return ws
+// Cache keeps the documents of the tools the baseline has ranked: a
+// server's tools are the same every turn of every run, and tokenizing them
+// was most of a turn's time. It is safe for concurrent use and bounded;
+// share one across the Models of a batch (Options.Cache).
+type Cache struct {
+	mu   sync.Mutex
+	docs map[string][]string // name NUL description NUL schema -> words; only read
 }
 
-// toolTokenCache memoizes toolTokens: a server's tools are the same every
-// turn of every run, and tokenizing them was most of a turn's time. The
-// cached slices are only read.
-var (
-	toolTokenCache sync.Map // name NUL description NUL schema -> []string
-	toolTokenCount atomic.Int64
-)
+// NewCache returns an empty cache.
+func NewCache() *Cache { return &Cache{docs: map[string][]string{}} }
 
-const toolTokenCacheMax = 1 << 14
+const cacheMax = 1 << 14
+
+// toolTokens is the document of a tool: its name, description, and the
+// names and descriptions of its top-level parameters.
+func (c *Cache) toolTokens(t llm.Tool) []string {
+	key := t.Name + "\x00" + t.Description + "\x00" + string(t.InputSchema)
+	c.mu.Lock()
+	ws, ok := c.docs[key]
+	c.mu.Unlock()
+	if ok {
+		return ws
+	}
+	ws = tokenizeTool(t)
+	c.mu.Lock()
+	if len(c.docs) >= cacheMax {
+		clear(c.docs) // a bound, never reached by one suite
+	}
+	c.docs[key] = ws
+	c.mu.Unlock()
+	return ws
+}
 
 func tokenizeTool(t llm.Tool) []string {
 	ws := tokens(t.Name)
