@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/mcpbench/bench/recorder"
 	"github.com/mcpbench/bench/scenarios"
@@ -57,6 +58,24 @@ type pipeline[In, Mid, Out any] struct {
 	finish func(it item, m Mid) (Out, error)
 	// deliver receives each result in item order, from one goroutine.
 	deliver func(it item, out Out)
+
+	// first and last are when the first item started executing and the
+	// last result was delivered (wall clock, for measuring bench).
+	mu          sync.Mutex
+	first, last time.Time
+}
+
+// Times are when a batch's first run started and its last run was done
+// (stored and scored): what a caller's own start and exit add is the
+// batch's fixed cost.
+type Times struct {
+	FirstStart, LastEnd time.Time
+}
+
+func (p *pipeline[In, Mid, Out]) times() Times {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return Times{p.first, p.last}
 }
 
 type outcome[Out any] struct {
@@ -105,6 +124,9 @@ func (p *pipeline[In, Mid, Out]) run(ctx context.Context) error {
 			}
 			delete(pending, nextIndex)
 			p.deliver(p.items[nextIndex], r.out)
+			p.mu.Lock()
+			p.last = time.Now()
+			p.mu.Unlock()
 			nextIndex++
 		}
 	}
@@ -248,6 +270,11 @@ func (p *pipeline[In, Mid, Out]) work(ctx context.Context, w int, src source, do
 			return
 		}
 		p.prestartAfter(w, it, later)
+		p.mu.Lock()
+		if p.first.IsZero() {
+			p.first = time.Now()
+		}
+		p.mu.Unlock()
 		in, err := get()
 		var m Mid
 		if err == nil {

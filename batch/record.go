@@ -63,6 +63,7 @@ type RecordResult struct {
 	Elapsed                          time.Duration
 	// SetupFailures are the runs bench could not set up.
 	SetupFailures []error
+	Times
 }
 
 // Run records the runs. It returns an error only when the recording could
@@ -172,6 +173,7 @@ func (r *Record) Run(ctx context.Context) (*RecordResult, error) {
 		},
 	}
 	err := p.run(ctx)
+	res.Times = p.times()
 	res.Elapsed = time.Since(start)
 	return res, err
 }

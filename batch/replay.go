@@ -68,6 +68,7 @@ type ReplayResult struct {
 	Recorded      []*scoring.RunMetrics
 	Misses        []scoring.Miss
 	Manifests     []*traces.Run // manifests only
+	Times
 }
 
 // replayed is a replay between its execution and its finishing.
@@ -166,6 +167,7 @@ func (r *Replay) Run(ctx context.Context) (*ReplayResult, error) {
 		},
 	}
 	err := p.run(ctx)
+	res.Times = p.times()
 	if serr := r.Store.Sync(); err == nil {
 		err = serr
 	}

@@ -160,7 +160,14 @@ func (l *Loop) Run(ctx context.Context) traces.Outcome {
 			}
 			return traces.OutcomeError
 		}
-		respJSON, _ := json.Marshal(resp)
+		respJSON, _ := json.Marshal(resp) // what usage estimates count
+		// The trace holds it in canonical form from the start, like the
+		// request (one that has none is stored as it is: the store
+		// refuses it, and says why).
+		traceResp := respJSON
+		if c, err := traces.Canonical(respJSON); err == nil {
+			traceResp = c
+		}
 		usage := traces.Usage{Input: int(resp.Usage.InputTokens), Output: int(resp.Usage.OutputTokens), Cached: int(resp.Usage.CachedTokens)}
 		if usage == (traces.Usage{}) {
 			// The model reports no usage (offline models): estimate it, so
@@ -176,7 +183,7 @@ func (l *Loop) Run(ctx context.Context) traces.Outcome {
 			usage.Estimated = true
 		}
 		l.Emit(start, traces.Event{Kind: traces.KindTurn, Turn: &traces.Turn{
-			Index: turn, Key: key, Request: reqJSON, Response: respJSON,
+			Index: turn, Key: key, Request: reqJSON, Response: traceResp,
 			Usage: usage, LatencyUS: lat.Microseconds(), Attempts: attemptsOf(resp),
 		}})
 		// Build the next request as a copy: a model (or the replayer) may

@@ -736,6 +736,9 @@ func (c *capture) emit(at time.Time, e traces.Event) int {
 	if e.AtUS < 0 {
 		e.AtUS = 0
 	}
+	if e.Kind != traces.KindTurn { // a turn's request and response are canonical already
+		e.Canonicalize() // once, here: the store then need not decode the run again
+	}
 	c.events = append(c.events, e)
 	return len(c.events) - 1
 }
@@ -764,6 +767,7 @@ func (c *capture) addJournal(entries []fakecentral.Entry, callPos map[int]int) {
 				RequestBody: traces.BodyJSON(e.RequestBody), ResponseBody: traces.BodyJSON(e.ResponseBody),
 			}}
 		}
+		ev.Canonicalize()
 		pos, ok := callPos[e.ToolCall]
 		switch {
 		case e.Boot && bootPos >= 0:

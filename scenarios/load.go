@@ -104,6 +104,10 @@ func decodeScenario(file string, root *yaml.Node) (*Scenario, ErrorList) {
 		e.ID = s.ID
 		s.bad = append(s.bad, e.Field)
 	}
+	// The result schema is compiled here, once: validation reports its
+	// errors, the run and the scorer use it (ResultShape, CheckShape,
+	// CheckResult).
+	s.result = compileResult(s.ResultSchema)
 	return s, d.errs
 }
 

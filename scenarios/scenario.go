@@ -89,7 +89,7 @@ type Scenario struct {
 	// ReferenceResult is an answer that must validate against it.
 	ResultSchema    any `yaml:"result_schema" json:"result_schema"`
 	ReferenceResult any `yaml:"reference_result" json:"reference_result"`
-	// result is ResultSchema compiled, when the scenario was validated.
+	// result is ResultSchema compiled, when the scenario was loaded.
 	result          *resultSchemas
 	SuccessCriteria string `yaml:"success_criteria" json:"success_criteria"`
 

@@ -58,8 +58,7 @@ type resultSchemas struct {
 }
 
 // compiled returns the scenario's compiled result schemas: those compiled
-// when it was loaded (validated), or, for a scenario built by hand and
-// never validated, compiled now.
+// when it was loaded, or, for a scenario built by hand, compiled now.
 func (s *Scenario) compiled() *resultSchemas {
 	if s.result != nil {
 		return s.result

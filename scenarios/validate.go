@@ -394,9 +394,7 @@ func (v *validator) checkSchema() {
 	if s.ReferenceResult == nil {
 		v.errorf("reference_result", "required: an answer that validates against result_schema")
 	}
-	// Compiled here, once: the run and the scorer use what the scenario
-	// compiled (ResultShape, CheckShape, CheckResult).
-	s.result = compileResult(s.ResultSchema)
+	// Compiled when the scenario was loaded (or now, for one built by hand).
 	if _, err := s.ResultShape(); err != nil {
 		v.errorf("result_schema", "%v", err)
 		return

@@ -553,6 +553,11 @@ func (t *tx) putRecord(id ID, doc []byte, f family, info runInfo) error {
 		t.c.create.Lock()
 		t.locked = true
 		fam, haveFam, anchors = t.lookup(f)
+		// A put that made a base while this one waited took a number: the
+		// next free one is read again, under the lock.
+		t.c.mu.Lock()
+		t.nextSeq = max(t.nextSeq, t.c.nextSeq)
+		t.c.mu.Unlock()
 	}
 	r := &record{docLen: len(doc), plainLen: len(plain), startedAt: info.StartedAt, kind: kindZstd}
 	switch {

@@ -28,25 +28,38 @@ import (
 // a trace type needs nothing here. TestEncodeRunEqualsMarshal and
 // FuzzCanonicalEncoder hold it to Marshal.
 
-func encodeRun(r *Run) ([]byte, error) { return encodeCanonical(r) }
+func encodeRun(r *Run) ([]byte, error) {
+	b, _, err := encodeCanonicalAs(r)
+	return b, err
+}
 
 // encodeCanonical returns Marshal(v), written directly.
 func encodeCanonical(v any) ([]byte, error) {
+	b, _, err := encodeCanonicalAs(v)
+	return b, err
+}
+
+// encodeCanonicalAs is encodeCanonical, and reports whether the bytes
+// decode to v as it is: false when a payload was not canonical (it was
+// rewritten), a string was coerced to valid UTF-8, or encoding/json wrote a
+// value.
+func encodeCanonicalAs(v any) ([]byte, bool, error) {
 	e := &encoder{out: make([]byte, 0, 4096)}
 	if rv := reflect.ValueOf(v); rv.IsValid() {
 		encoderOf(rv.Type())(e, rv)
 	} else {
 		e.out = append(e.out, "null"...)
 	}
-	return e.out, e.err
+	return e.out, !e.changed, e.err
 }
 
 // encoder appends canonical JSON to out. depth is the nesting of the value
 // being written, as Canonical counts it (it refuses more than maxDepth).
 type encoder struct {
-	out   []byte
-	err   error
-	depth int
+	out     []byte
+	err     error
+	depth   int
+	changed bool // what was written would not decode to the value as it is
 }
 
 type encoderFunc func(e *encoder, v reflect.Value)
@@ -299,6 +312,7 @@ func encodeWithJSON(e *encoder, v reflect.Value) {
 	if err == nil {
 		err = e.canonical(b)
 	}
+	e.changed = true
 	e.fail(err)
 }
 
@@ -308,6 +322,7 @@ func (e *encoder) canonical(b []byte) error {
 		e.out = append(e.out, b...)
 		return nil
 	}
+	e.changed = true
 	c := canonicalizer{in: b, out: e.out}
 	c.skipSpace()
 	err := c.value(e.depth)
@@ -335,6 +350,7 @@ func (e *encoder) deep() bool {
 // U+FFFD, byte by byte), in canonical form.
 func (e *encoder) str(s string) {
 	if !utf8.ValidString(s) {
+		e.changed = true
 		b := make([]byte, 0, len(s)+8)
 		for i := 0; i < len(s); {
 			r, n := utf8.DecodeRuneInString(s[i:])

@@ -3,6 +3,7 @@ package traces
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"time"
@@ -277,19 +278,26 @@ func BodyJSON(b []byte) json.RawMessage {
 // document returns the canonical bytes of the run (without RunID,
 // StartedAt and the servers' stderr) and checks what the store relies on.
 func (r *Run) document() ([]byte, error) {
+	b, _, err := r.documentAs()
+	return b, err
+}
+
+// documentAs is document, and reports whether the document decodes to r
+// as it is (every payload canonical already, nothing coerced).
+func (r *Run) documentAs() ([]byte, bool, error) {
 	if r.Manifest.Format != FormatVersion {
-		return nil, fmt.Errorf("run format %d: this bench writes format %d", r.Manifest.Format, FormatVersion)
+		return nil, false, fmt.Errorf("run format %d: this bench writes format %d", r.Manifest.Format, FormatVersion)
 	}
 	for i, e := range r.Events {
 		if err := e.check(); err != nil {
-			return nil, fmt.Errorf("event %d: %w", i, err)
+			return nil, false, fmt.Errorf("event %d: %w", i, err)
 		}
 	}
-	b, err := encodeRun(r.withoutStderr()) // Marshal, written directly
+	b, same, err := encodeCanonicalAs(r.withoutStderr()) // Marshal, written directly
 	if err != nil {
-		return nil, fmt.Errorf("encoding run: %w", err)
+		return nil, false, fmt.Errorf("encoding run: %w", err)
 	}
-	return b, nil
+	return b, same, nil
 }
 
 // stderrOf returns the server stderr of r's events by event index, nil
@@ -379,4 +387,32 @@ func (e *Event) check() error {
 		return fmt.Errorf("kind %q carries another kind's payload", e.Kind)
 	}
 	return nil
+}
+
+// Canonicalize puts every payload of the event (its json.RawMessage
+// fields) in canonical form, as the store will write them, and leaves a
+// payload that is not valid JSON as it is (the store refuses it, saying
+// why). A run whose events are canonical is stored without being decoded
+// again (Store.PutRunNoSyncRead).
+func (e *Event) Canonicalize() {
+	for _, p := range []any{e.Initialize, e.Tools, e.Turn, e.Call, e.Elicitation, e.HTTP, e.Egress, e.Answer, e.Error} {
+		v := reflect.ValueOf(p)
+		if v.IsNil() {
+			continue
+		}
+		v = v.Elem()
+		for i := range v.NumField() {
+			f := v.Field(i)
+			if f.Type() != rawMessageType || f.Len() == 0 {
+				continue
+			}
+			raw := f.Bytes()
+			if isCanonical(raw) {
+				continue
+			}
+			if c, err := Canonical(raw); err == nil {
+				f.SetBytes(c)
+			}
+		}
+	}
 }

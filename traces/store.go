@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -292,7 +293,7 @@ func ParseRunRef(name string) (RunRefParts, bool) {
 // the run's ID and sets run.Manifest.RunID. A run whose content is stored
 // already keeps the record it has (its start time and stderr).
 func (s *Store) PutRun(run *Run, refs ...string) (ID, error) {
-	id, _, err := s.putRun(run, refs, pebble.Sync, s.opts.CompressionLevel)
+	id, _, _, err := s.putRun(run, refs, pebble.Sync, s.opts.CompressionLevel)
 	return id, err
 }
 
@@ -301,7 +302,7 @@ func (s *Store) PutRun(run *Run, refs ...string) (ID, error) {
 // whole, but may lose it. For runs that can be recomputed, such as replays;
 // Sync (or a later PutRun) makes every earlier write durable.
 func (s *Store) PutRunNoSync(run *Run, refs ...string) (ID, error) {
-	id, _, err := s.putRun(run, refs, pebble.NoSync, s.opts.NoSyncLevel)
+	id, _, _, err := s.putRun(run, refs, pebble.NoSync, s.opts.NoSyncLevel)
 	return id, err
 }
 
@@ -309,9 +310,20 @@ func (s *Store) PutRunNoSync(run *Run, refs ...string) (ID, error) {
 // would read it back (canonical payloads, RunID and StartedAt set) without
 // reading it: it decodes the canonical document it stored.
 func (s *Store) PutRunNoSyncRead(run *Run, refs ...string) (*Run, error) {
-	id, doc, err := s.putRun(run, refs, pebble.NoSync, s.opts.NoSyncLevel)
+	id, doc, same, err := s.putRun(run, refs, pebble.NoSync, s.opts.NoSyncLevel)
 	if err != nil {
 		return nil, err
+	}
+	if same {
+		// Every payload was canonical already: the run is what a read
+		// would return, and need not be decoded again.
+		out := &Run{Manifest: run.Manifest, Events: slices.Clone(run.Events)}
+		out.Manifest.RunID = id
+		out.Manifest.StartedAt = run.Manifest.StartedAt.UTC()
+		if run.Manifest.StartedAt.IsZero() {
+			out.Manifest.StartedAt = time.Time{}
+		}
+		return out, nil
 	}
 	var out Run
 	if err := decodeCanonical(doc, &out); err != nil {
@@ -330,15 +342,17 @@ func (s *Store) Sync() error {
 	return s.db.LogData(nil, pebble.Sync)
 }
 
-func (s *Store) putRun(run *Run, refs []string, sync *pebble.WriteOptions, level int) (ID, []byte, error) {
+// putRun stores run; it returns its ID, its document, and whether the
+// document decodes to run as it is.
+func (s *Store) putRun(run *Run, refs []string, sync *pebble.WriteOptions, level int) (ID, []byte, bool, error) {
 	for _, r := range refs {
 		if err := ValidateRefName(r); err != nil {
-			return ID{}, nil, err
+			return ID{}, nil, false, err
 		}
 	}
-	doc, err := run.document()
+	doc, same, err := run.documentAs()
 	if err != nil {
-		return ID{}, nil, err
+		return ID{}, nil, false, err
 	}
 	info := runInfo{Stderr: run.stderrOf()}
 	if !run.Manifest.StartedAt.IsZero() {
@@ -348,13 +362,13 @@ func (s *Store) putRun(run *Run, refs []string, sync *pebble.WriteOptions, level
 	defer tx.abort()
 	id, err := tx.put(doc, familyOf(&run.Manifest), info, refs)
 	if err != nil {
-		return ID{}, nil, fmt.Errorf("storing run: %w", err)
+		return ID{}, nil, false, fmt.Errorf("storing run: %w", err)
 	}
 	if err := tx.commit(sync); err != nil {
-		return ID{}, nil, fmt.Errorf("storing run: %w", err)
+		return ID{}, nil, false, fmt.Errorf("storing run: %w", err)
 	}
 	run.Manifest.RunID = id
-	return id, doc, nil
+	return id, doc, same, nil
 }
 
 // GetRun loads the run with the given ID, verified: its document hashes

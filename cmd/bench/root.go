@@ -146,6 +146,18 @@ type runStats struct {
 	WallUS    int64 `json:"wall_us"`
 	CPUUserUS int64 `json:"cpu_user_us"`
 	CPUSysUS  int64 `json:"cpu_sys_us"`
+	// FirstRunUS and LastRunUS, for a command that runs a batch, are when
+	// its first run started and its last run was done (stored, scored).
+	FirstRunUS int64 `json:"first_run_us,omitempty"`
+	LastRunUS  int64 `json:"last_run_us,omitempty"`
+}
+
+// batchTimes records a batch's first start and last end in s.
+func (s *runStats) batchTimes(first, last time.Time) {
+	if !first.IsZero() {
+		s.FirstRunUS = first.Sub(processStart).Microseconds()
+		s.LastRunUS = last.Sub(processStart).Microseconds()
+	}
 }
 
 // write fills in the times and writes s to file.
