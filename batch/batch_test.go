@@ -215,8 +215,9 @@ func TestReplayIndependentOfParallel(t *testing.T) {
 				}
 				got = append(got, row{r.Ref, r.Outcome, r.Manifest.RunID.String()})
 			}
-			if res.Runs != 8 || len(res.Current) != 8 || len(res.Recorded) != 8 {
-				t.Fatalf("parallel %d: %d runs, %d current, %d recorded metrics; want 8", parallel, res.Runs, len(res.Current), len(res.Recorded))
+			if res.Runs != 8 || len(res.Current.Results().Scenarios) != 4 || len(res.RecordedPooled.Results().Scenarios) != 4 {
+				t.Fatalf("parallel %d: %d runs, %d current, %d recorded scenarios; want 8 runs of 4 scenarios", parallel, res.Runs,
+					len(res.Current.Results().Scenarios), len(res.RecordedPooled.Results().Scenarios))
 			}
 			if want == nil {
 				want = got

@@ -42,6 +42,10 @@ type Replay struct {
 	// ScoreRecorded also scores each recorded run (the default baseline of
 	// a replay: the recording itself).
 	ScoreRecorded bool
+	// KeepRuns keeps every replay's metrics in the result's Current
+	// aggregation (a JSON report prints them); otherwise only what the
+	// reports aggregate is kept of each run.
+	KeepRuns bool
 	// Progress receives each replayed run, in ref order.
 	Progress func(*Replayed)
 }
@@ -59,15 +63,18 @@ type Replayed struct {
 	Current, Recorded *scoring.RunMetrics
 }
 
-// ReplayResult is what the reports need of a replay.
+// ReplayResult is what the reports need of a replay: the runs aggregated
+// as they were delivered, not the runs.
 type ReplayResult struct {
 	Runs          int
 	StartFailures int
 	FirstRef      string
-	Current       []*scoring.RunMetrics
-	Recorded      []*scoring.RunMetrics
-	Misses        []scoring.Miss
-	Manifests     []*traces.Run // manifests only
+	// Current aggregates the replays by server and scenario; CurrentPooled
+	// and RecordedPooled, by scenario alone (how a comparison sees them),
+	// the replays and, with ScoreRecorded, the recorded runs.
+	Current, CurrentPooled, RecordedPooled *scoring.Aggregator
+	Misses                                 []scoring.Miss
+	Meta                                   scoring.MetaBuilder
 	Times
 }
 
@@ -113,7 +120,9 @@ func (r *Replay) Run(ctx context.Context) (*ReplayResult, error) {
 			items[i].group = recorder.ServerGroup(items[i].sc)
 		}
 	}
-	res := &ReplayResult{}
+	res := &ReplayResult{Current: scoring.NewAggregator(nil), CurrentPooled: scoring.NewAggregator(nil), RecordedPooled: scoring.NewAggregator(nil)}
+	res.Current.KeepRuns = r.KeepRuns
+	res.CurrentPooled.PoolServers, res.RecordedPooled.PoolServers = true, true
 	p := &pipeline[*traces.Run, *replayedRun, *Replayed]{
 		workers: workers, static: true, reuse: r.ReuseServer, items: items,
 		read: func(it item) (*traces.Run, error) {
@@ -156,11 +165,12 @@ func (r *Replay) Run(ctx context.Context) (*ReplayResult, error) {
 				res.StartFailures++
 			}
 			res.Misses = append(res.Misses, out.Misses...)
-			res.Current = append(res.Current, out.Current)
+			res.Current.Add(out.Current)
+			res.CurrentPooled.Add(out.Current)
 			if out.Recorded != nil {
-				res.Recorded = append(res.Recorded, out.Recorded)
+				res.RecordedPooled.Add(out.Recorded)
 			}
-			res.Manifests = append(res.Manifests, &traces.Run{Manifest: out.Manifest})
+			res.Meta.Add(&out.Manifest)
 			if r.Progress != nil {
 				r.Progress(out)
 			}

@@ -129,8 +129,8 @@ func newCodec(s *Store) (*codec, error) {
 	// An evicted codec may still be in use by another goroutine: it is left
 	// to the garbage collector (one used only through EncodeAll and
 	// DecodeAll holds no goroutine).
-	c.encs = newLRU[*zstd.Encoder](8)
-	c.decs = newLRU[*zstd.Decoder](8)
+	c.encs = newLRU[*zstd.Encoder](4)
+	c.decs = newLRU[*zstd.Decoder](4)
 	var err error
 	if c.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0)); err != nil {
 		return nil, err

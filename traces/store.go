@@ -43,7 +43,7 @@ type Options struct {
 	Anchors int
 	// BaseCacheBytes bounds the documents of base runs kept in memory, as
 	// dictionaries for reading and writing the runs stored against them.
-	// Default 32 MiB.
+	// Default 16 MiB.
 	BaseCacheBytes int
 }
 
@@ -63,7 +63,7 @@ func (o *Options) withDefaults() Options {
 		out.Anchors = 4
 	}
 	if out.BaseCacheBytes <= 0 {
-		out.BaseCacheBytes = 32 << 20
+		out.BaseCacheBytes = 16 << 20
 	}
 	return out
 }
@@ -125,7 +125,12 @@ func openRaw(dir string, o *Options) (*Store, error) {
 	popts := &pebble.Options{
 		// A small memtable keeps the write-ahead log (and the log files
 		// pebble recycles) small: runs are written once and read many times.
-		MemTableSize:       16 << 10,
+		MemTableSize: 16 << 10,
+		// Runs are read once each, and the bases they need are cached
+		// decompressed (Options.BaseCacheBytes): pebble's own block cache
+		// (8 MiB by default) would only hold memory that grows with the
+		// store for nothing.
+		CacheSize:          1 << 20,
 		Logger:             quietLogger{},
 		FormatMajorVersion: pebble.FormatNewest,
 		// Corruption is reported to the caller as ErrCorrupt by every read

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -191,6 +192,7 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 		}},
 		Store: store, Profile: profile, Refs: refs, Scenarios: selected, ReuseServer: opts.reuse,
 		Mode: mode, Live: live, Resolution: opts.resolution, Score: scorer.score, ScoreRecorded: opts.baseline == "",
+		KeepRuns: slices.Contains(opts.formats, "json"),
 		Progress: func(r *batch.Replayed) {
 			note := ""
 			if len(r.Misses) > 0 {
@@ -213,18 +215,24 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 		return setupErr(fmt.Errorf("server %s never started (see bench traces show %s%s for its stderr)", profile.Name, batch.ReplayRefPrefix, res.FirstRef))
 	}
 	a.stats.batchTimes(res.FirstStart, res.LastEnd)
-	base, baseLabel := res.Recorded, "recorded ("+from+")"
+	base, baseLabel := res.RecordedPooled, "recorded ("+from+")"
 	if opts.baseline != "" {
 		baseLabel = opts.baseline
-		if base, err = baselineRuns(a, store, scorer, opts.baseline, selected); err != nil {
+		runs, err := baselineRuns(a, store, scorer, opts.baseline, selected)
+		if err != nil {
 			return err
 		}
+		base = scoring.NewAggregator(nil)
+		base.PoolServers = true
+		for _, m := range runs {
+			base.Add(m)
+		}
 	}
-	misses := scoring.FoldMisses(res.Misses)
+	curLabel := "replay (" + profile.Name + ")"
 	rep := scoring.BuildReport(&scoring.ReportInput{
-		Title: "bench replay: " + label, Stage: opts.stage,
-		Current: res.Current, Baseline: base, BaselineLabel: baseLabel, CurrentLabel: "replay (" + profile.Name + ")",
-		Gate: gate, Meta: scoring.MetaFromRuns(res.Manifests), Misses: misses, ExitCode: verdictExit,
+		Title: "bench replay: " + label, Stage: opts.stage, Results: res.Current.Results(),
+		Comparison: scoring.CompareResults(baseLabel, base.Results(), curLabel, res.CurrentPooled.Results(), nil),
+		Gate:       gate, Meta: res.Meta.Meta(), Misses: scoring.FoldMisses(res.Misses), ExitCode: verdictExit,
 	})
 	if err := writeReplayReports(a, opts, rep); err != nil {
 		return err
