@@ -44,12 +44,37 @@ type Options struct {
 // Cache holds what Score works out once for many runs. It is safe for
 // concurrent use and bounded.
 type Cache struct {
-	mu    sync.Mutex
-	tools map[string]map[string]toolInfo
+	mu     sync.Mutex
+	tools  map[string]map[string]toolInfo
+	tokens map[string]int // a tool list's tokens
 }
 
 // NewCache returns an empty cache.
-func NewCache() *Cache { return &Cache{tools: map[string]map[string]toolInfo{}} }
+func NewCache() *Cache {
+	return &Cache{tools: map[string]map[string]toolInfo{}, tokens: map[string]int{}}
+}
+
+// countTokens is count(b), once per tool list: the tool definitions of every
+// turn of every run of a server are the same bytes.
+func (c *Cache) countTokens(b []byte, count func([]byte) int) int {
+	if c == nil {
+		return count(b)
+	}
+	c.mu.Lock()
+	n, ok := c.tokens[string(b)]
+	c.mu.Unlock()
+	if ok {
+		return n
+	}
+	n = count(b)
+	c.mu.Lock()
+	if len(c.tokens) >= 256 {
+		clear(c.tokens)
+	}
+	c.tokens[string(b)] = n
+	c.mu.Unlock()
+	return n
+}
 
 func (o *Options) withDefaults() Options {
 	var v Options
@@ -538,7 +563,7 @@ func scoreCounts(rm *RunMetrics, sc *scenarios.Scenario, ev *events, o Options) 
 		rm.OutputTokens += t.Usage.Output
 		modelUS += t.LatencyUS
 		if tools := requestTools(t.Request); len(tools) > 0 && !bytes.Equal(tools, []byte("null")) {
-			rm.ToolDefTokens += o.CountTokens(tools)
+			rm.ToolDefTokens += o.Cache.countTokens(tools, o.CountTokens)
 		}
 	}
 	rm.TokenUsage = rm.InputTokens + rm.OutputTokens

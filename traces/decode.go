@@ -129,16 +129,18 @@ func decodeValue(data []byte, v reflect.Value) error {
 		if data[0] != '[' || v.Type().Elem().Kind() == reflect.Uint8 || usesJSON(v.Type().Elem()) {
 			break
 		}
-		n := 0
-		forEachChild(data, func(int, int) bool { n++; return true })
-		s := reflect.MakeSlice(v.Type(), n, n)
-		i := 0
+		// The elements' spans in one pass (a run's events hold most of its
+		// bytes: skipping them twice, to count and then to decode, cost as
+		// much as the rest of the decoding).
+		var spans [][2]int
+		forEachChild(data, func(start, end int) bool { spans = append(spans, [2]int{start, end}); return true })
+		s := reflect.MakeSlice(v.Type(), len(spans), len(spans))
 		var err error
-		forEachChild(data, func(start, end int) bool {
-			err = decodeValue(data[start:end], s.Index(i))
-			i++
-			return err == nil
-		})
+		for i, sp := range spans {
+			if err = decodeValue(data[sp[0]:sp[1]], s.Index(i)); err != nil {
+				break
+			}
+		}
 		if err != nil {
 			return err
 		}
