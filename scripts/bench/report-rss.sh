@@ -9,10 +9,11 @@
 # bench report scores each run as it reads it and keeps a summary of it
 # (its metrics, for --format json). What stays is the process's baseline
 # (30 MB for bench version; the tokenizer's vocabulary, the scenarios and
-# fixtures, the store opened), the store's caches, bounded but filled by a
-# large store only (4 MiB of values; pebble's 8 MiB block cache, on the Go
-# heap with CGO_ENABLED=0, which the 98-run store, under 1 MB, never
-# fills), and the summaries (some 350 bytes a run; 1 KB for json).
+# fixtures, the store opened), the store's caches, bounded (16 MiB of base
+# runs' documents; pebble's block cache, 1 MiB), and the summaries (some
+# 350 bytes a run; 1 KB for json). bench's soft memory limit (96 MiB,
+# GOMEMLIMIT overrides it) keeps the collector from letting the heap grow
+# to twice its live size between cycles.
 #
 # Needs /usr/bin/time (GNU time).
 set -euo pipefail
