@@ -128,16 +128,23 @@ func scoreFor(list []*scenarios.Scenario) func(*traces.Run) (*scoring.RunMetrics
 	}
 }
 
+// openStore opens a store in a temporary directory, closed with the test.
+func openStore(t *testing.T) *traces.Store {
+	t.Helper()
+	s, err := traces.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 var testScenarios = []string{"alerts-001", "nac-001", "firmware-001", "client-diagnosis-001"}
 
 // A recording stores every run under its ref, reports them in order, and
 // resumes: what is stored is skipped unless forced.
 func TestRecordResumes(t *testing.T) {
-	store, err := traces.Open(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openStore(t)
 	p, list := reference(t), pick(t, testScenarios...)
 	res, seen := record(t, store, p, list, 2, false)
 	if res.Recorded != 8 || res.Skipped != 0 || len(res.SetupFailures) != 0 {
@@ -189,11 +196,7 @@ func replay(t *testing.T, store *traces.Store, p *recorder.Profile, list []*scen
 // runs, in ref order, with the same replay IDs. (Reuse may change them: a
 // reused server has its token already, so it makes fewer calls.)
 func TestReplayIndependentOfParallel(t *testing.T) {
-	store, err := traces.Open(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openStore(t)
 	p, list := reference(t), pick(t, testScenarios...)
 	record(t, store, p, list, 2, false)
 	type row struct {
@@ -233,12 +236,7 @@ func TestReplayIndependentOfParallel(t *testing.T) {
 // An error stops the replay and is returned; of several, the earliest
 // ref's. Nothing of the workers outlives Run.
 func TestReplayStopsAtError(t *testing.T) {
-	dir := t.TempDir()
-	store, err := traces.Open(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openStore(t)
 	p, list := reference(t), pick(t, testScenarios...)
 	record(t, store, p, list, 1, false)
 	refs, _ := store.Refs("golden/")
@@ -249,7 +247,7 @@ func TestReplayStopsAtError(t *testing.T) {
 		sel[sc.ID] = sc
 	}
 	before := runtime.NumGoroutine()
-	_, err = (&Replay{
+	_, err := (&Replay{
 		Options: Options{Parallel: 2}, Store: store, Profile: p, Refs: refs, Scenarios: sel,
 		Mode: replayer.Strict, Score: scoreFor(list),
 	}).Run(context.Background())
@@ -261,11 +259,7 @@ func TestReplayStopsAtError(t *testing.T) {
 
 // Cancelling stops a replay with an error that says so.
 func TestReplayCancelled(t *testing.T) {
-	store, err := traces.Open(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openStore(t)
 	p, list := reference(t), pick(t, testScenarios...)
 	record(t, store, p, list, 2, false)
 	refs, _ := store.Refs("golden/")
@@ -276,7 +270,7 @@ func TestReplayCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	n := 0
 	before := runtime.NumGoroutine()
-	_, err = (&Replay{
+	_, err := (&Replay{
 		Options: Options{Parallel: 2}, Store: store, Profile: p, Refs: refs, Scenarios: sel,
 		Mode: replayer.Strict, Score: scoreFor(list),
 		Progress: func(*Replayed) {
@@ -337,11 +331,7 @@ func TestAssign(t *testing.T) {
 // With server reuse a recording starts one server per server group, not
 // one more for each run whose group's server is busy with the run before.
 func TestRecordReuseStartsOneServerPerGroup(t *testing.T) {
-	store, err := traces.Open(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openStore(t)
 	// Four server groups, one met again after another.
 	p, list := reference(t), pick(t, "alerts-001", "alerts-012", "alerts-002", "incident-response-001", "wlan-change-003")
 	starts := filepath.Join(t.TempDir(), "starts")

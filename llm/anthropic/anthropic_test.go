@@ -11,7 +11,6 @@ import (
 
 	"github.com/mcpbench/bench/llm"
 	"github.com/mcpbench/bench/llm/internal/scripted"
-	"github.com/mcpbench/bench/traces"
 )
 
 const testKey = "sk-ant-test-SECRET-0123456789"
@@ -254,16 +253,5 @@ func TestWireExact(t *testing.T) {
 		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","is_error":false,"content":[{"type":"text","text":"{\"count\":1}"}]}]}],` +
 		`"tools":[{"name":"list_devices","description":"List devices.","input_schema":` + numericSchema + `}],` +
 		`"tool_choice":{"type":"auto"},"temperature":0.7,"top_p":0.95}`
-	got := srv.Requests()[0].Raw
-	wantC, err := traces.Canonical([]byte(want))
-	if err != nil {
-		t.Fatal(err)
-	}
-	gotC, err := traces.Canonical(got)
-	if err != nil {
-		t.Fatalf("body is not JSON: %v\n%s", err, got)
-	}
-	if string(wantC) != string(gotC) {
-		t.Errorf("wire body differs from what bench meant to send\nwant %s\n got %s", wantC, gotC)
-	}
+	scripted.SameWire(t, want, srv.Requests()[0].Raw)
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/mcpbench/bench/llm"
 	"github.com/mcpbench/bench/llm/internal/scripted"
-	"github.com/mcpbench/bench/traces"
 )
 
 const testKey = "sk-test-SECRET-0123456789"
@@ -277,16 +276,5 @@ func TestWireExact(t *testing.T) {
 		`{"role":"tool","tool_call_id":"call_1","content":"{\"count\":1}"}],` +
 		`"tools":[{"type":"function","function":{"name":"list_devices","description":"List devices.","parameters":` + numericSchema + `}}],` +
 		`"tool_choice":"auto","temperature":0.7,"top_p":0.95,"seed":42,"max_completion_tokens":256}`
-	got := srv.Requests()[0].Raw
-	wantC, err := traces.Canonical([]byte(want))
-	if err != nil {
-		t.Fatal(err)
-	}
-	gotC, err := traces.Canonical(got)
-	if err != nil {
-		t.Fatalf("body is not JSON: %v\n%s", err, got)
-	}
-	if string(wantC) != string(gotC) {
-		t.Errorf("wire body differs from what bench meant to send\nwant %s\n got %s", wantC, gotC)
-	}
+	scripted.SameWire(t, want, srv.Requests()[0].Raw)
 }

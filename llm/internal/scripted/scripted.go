@@ -10,6 +10,8 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+
+	"github.com/mcpbench/bench/traces"
 )
 
 // Reply is one scripted answer.
@@ -77,4 +79,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(rep.Status)
 	io.WriteString(w, rep.Body)
+}
+
+// SameWire fails t unless the body the client sent equals want, both
+// compared in canonical form (the trace store's): member order and number
+// spelling aside, byte for byte, so a number sent as a string shows.
+func SameWire(t testing.TB, want string, got []byte) {
+	t.Helper()
+	w, err := traces.Canonical([]byte(want))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := traces.Canonical(got)
+	if err != nil {
+		t.Fatalf("body is not JSON: %v\n%s", err, got)
+	}
+	if string(w) != string(g) {
+		t.Errorf("wire body differs from what bench meant to send\nwant %s\n got %s", w, g)
+	}
 }
