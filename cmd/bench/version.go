@@ -61,15 +61,18 @@ func versionFromBuildInfo(bi *debug.BuildInfo, ok bool) string {
 func newVersionCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print bench's version and the trace format version",
+		Short: "Print bench's version and the trace, store and pack format versions",
 		Long: `The version is the one the build set (make build sets git describe --tags
 --always --dirty), else the one the go command recorded: the module version
 for go install github.com/mcpbench/bench/cmd/bench@VERSION, a pseudo-version
 for go build in a git clone; else dev. Every trace records it as its
-harness.`,
+harness. The trace format is the run documents' (their IDs depend on it),
+the store format the layout of a store (bench traces migrate converts an
+older one), the pack format that of the packs bench traces export writes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintf(a.stdout, "bench %s\ntrace format %d\n", version, traces.FormatVersion)
+			_, err := fmt.Fprintf(a.stdout, "bench %s\ntrace format %d\nstore format %d\npack format %d\n",
+				version, traces.FormatVersion, traces.StoreFormat, traces.PackFormat)
 			return err
 		},
 	}
