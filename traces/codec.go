@@ -358,10 +358,10 @@ func (c *codec) plain(id ID, depth int) ([]byte, *record, error) {
 	case kindZstd:
 		plain, err = c.dec.DecodeAll(r.payload, make([]byte, 0, r.plainLen))
 	case kindBased:
-		var dict []byte
-		if dict, err = c.dictOf(r.bases, depth); err == nil {
+		var parts [][]byte
+		if parts, err = c.dictOf(r.bases, depth); err == nil {
 			var d *zstd.Decoder
-			if d, err = c.decoder(r.bases, dict); err == nil {
+			if d, err = c.decoder(r.bases, parts); err == nil {
 				plain, err = d.DecodeAll(r.payload, make([]byte, 0, r.plainLen))
 			}
 		}
@@ -380,20 +380,42 @@ func (c *codec) plain(id ID, depth int) ([]byte, *record, error) {
 }
 
 // dictOf is the dictionary of a run stored against bases: their
-// plaintexts, concatenated.
-func (c *codec) dictOf(bases []uint64, depth int) ([]byte, error) {
-	if len(bases) == 1 {
-		return c.basePlain(bases[0], depth)
-	}
-	var dict []byte
+// plaintexts, to be concatenated (join), each verified.
+func (c *codec) dictOf(bases []uint64, depth int) ([][]byte, error) {
+	parts := make([][]byte, 0, len(bases))
 	for _, seq := range bases {
 		p, err := c.basePlain(seq, depth)
 		if err != nil {
 			return nil, err
 		}
-		dict = append(dict, p...)
+		parts = append(parts, p)
 	}
-	return dict, nil
+	return parts, nil
+}
+
+// join is the dictionary of parts; a codec builds it only when it makes
+// a new encoder or decoder (one serves every run of a family).
+func join(parts [][]byte) []byte {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	var n int
+	for _, p := range parts {
+		n += len(p)
+	}
+	out := make([]byte, 0, n)
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+func size(parts [][]byte) int {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	return n
 }
 
 // basePlain returns the plaintext of base seq, from the cache or the store.
@@ -415,12 +437,12 @@ func (c *codec) basePlain(seq uint64, depth int) ([]byte, error) {
 	return p, nil
 }
 
-func (c *codec) decoder(bases []uint64, dict []byte) (*zstd.Decoder, error) {
+func (c *codec) decoder(bases []uint64, parts [][]byte) (*zstd.Decoder, error) {
 	key := basesKey(bases)
 	if d, ok := c.decs.get(key); ok {
 		return d, nil
 	}
-	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderDictRaw(dictID(bases), dict))
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderDictRaw(dictID(bases), join(parts)))
 	if err != nil {
 		return nil, err
 	}
@@ -431,9 +453,9 @@ func (c *codec) decoder(bases []uint64, dict []byte) (*zstd.Decoder, error) {
 // bases. Its window holds the dictionary and the run: matches reach back
 // into the base, and no further (zstd's default window of 8 MiB would cost
 // tens of megabytes per encoder for nothing).
-func (c *codec) encoder(bases []uint64, dict []byte, size, level int) (*zstd.Encoder, error) {
+func (c *codec) encoder(bases []uint64, parts [][]byte, n, level int) (*zstd.Encoder, error) {
 	window := 1 << 16
-	for window < len(dict)+2*size && window < zstd.MaxWindowSize {
+	for window < size(parts)+2*n && window < zstd.MaxWindowSize {
 		window <<= 1
 	}
 	key := fmt.Sprintf("%d/%d/%s", level, window, basesKey(bases))
@@ -443,7 +465,7 @@ func (c *codec) encoder(bases []uint64, dict []byte, size, level int) (*zstd.Enc
 	opts := []zstd.EOption{zstd.WithEncoderLevel(zstd.EncoderLevel(level)), zstd.WithEncoderConcurrency(1),
 		zstd.WithEncoderCRC(false), zstd.WithWindowSize(window), zstd.WithLowerEncoderMem(true)}
 	if bases != nil {
-		opts = append(opts, zstd.WithEncoderDictRaw(dictID(bases), dict))
+		opts = append(opts, zstd.WithEncoderDictRaw(dictID(bases), join(parts)))
 	}
 	e, err := zstd.NewWriter(nil, opts...)
 	if err != nil {
@@ -566,21 +588,17 @@ func (t *tx) putRecord(id ID, doc []byte, f family, info runInfo) error {
 	case len(anchors) >= t.c.s.opts.Anchors:
 		r.kind, r.bases = kindBased, slices.Clone(anchors)
 	}
-	var dict []byte
+	var parts [][]byte
 	if r.kind == kindBased {
 		for _, seq := range r.bases {
 			p, err := t.basePlain(seq)
 			if err != nil {
 				return err
 			}
-			if len(r.bases) == 1 {
-				dict = p
-			} else {
-				dict = append(dict, p...)
-			}
+			parts = append(parts, p)
 		}
 	}
-	enc, err := t.c.encoder(r.bases, dict, len(plain), t.level)
+	enc, err := t.c.encoder(r.bases, parts, len(plain), t.level)
 	if err != nil {
 		return err
 	}

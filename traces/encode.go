@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -44,14 +45,20 @@ func encodeCanonical(v any) ([]byte, error) {
 // rewritten), a string was coerced to valid UTF-8, or encoding/json wrote a
 // value.
 func encodeCanonicalAs(v any) ([]byte, bool, error) {
-	e := &encoder{out: make([]byte, 0, 4096)}
+	// A run's document is some tens of kilobytes: start near the size of
+	// the last one, so that the buffer is not copied on every doubling.
+	e := &encoder{out: make([]byte, 0, max(4096, int(lastSize.Load())*5/4))}
 	if rv := reflect.ValueOf(v); rv.IsValid() {
 		encoderOf(rv.Type())(e, rv)
 	} else {
 		e.out = append(e.out, "null"...)
 	}
+	lastSize.Store(int64(len(e.out)))
 	return e.out, !e.changed, e.err
 }
+
+// lastSize is the size of the last value encodeCanonicalAs wrote.
+var lastSize atomic.Int64
 
 // encoder appends canonical JSON to out. depth is the nesting of the value
 // being written, as Canonical counts it (it refuses more than maxDepth).
