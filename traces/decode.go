@@ -86,87 +86,130 @@ func decodeValue(data []byte, v reflect.Value) error {
 	if len(data) == 0 {
 		return fmt.Errorf("%w: empty value", ErrCorrupt)
 	}
+	end, err := decodeAt(data, 0, v)
+	if err == nil && end != len(data) {
+		err = fmt.Errorf("%w: data after the value at byte %d", ErrCorrupt, end)
+	}
+	return err
+}
+
+// decodeAt decodes the canonical value that starts at data[i] into v and
+// returns where it ends. It walks the document once: each container is
+// decoded as it is read, and only what is handed over whole (a payload,
+// a value left to encoding/json, a member this version does not know) is
+// skipped to find its end, so a large payload is scanned once, not once
+// per level of nesting above it.
+func decodeAt(data []byte, i int, v reflect.Value) (int, error) {
+	if i >= len(data) {
+		return i, fmt.Errorf("%w: truncated document", ErrCorrupt)
+	}
+	whole := func() (int, error) { // the value as one span, to encoding/json
+		end := skipCanonical(data, i)
+		return end, json.Unmarshal(data[i:end], v.Addr().Interface())
+	}
 	if v.Type() == rawMessageType {
-		v.SetBytes(data[:len(data):len(data)])
-		return nil
+		end := skipCanonical(data, i)
+		v.SetBytes(data[i:end:end])
+		return end, nil
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
-		if string(data) == "null" {
+		if bytes.HasPrefix(data[i:], []byte("null")) {
 			v.SetZero()
-			return nil
+			return i + 4, nil
 		}
 		if v.IsNil() {
 			v.Set(reflect.New(v.Type().Elem()))
 		}
-		return decodeValue(data, v.Elem())
+		return decodeAt(data, i, v.Elem())
 	case reflect.Struct:
 		fields := fieldsOf(v.Type())
-		if data[0] != '{' || fields == nil {
-			break
+		if data[i] != '{' || fields == nil {
+			return whole()
 		}
-		var err error
-		forEachMember(data, func(key, val []byte) bool {
-			name, ok := plainString(key)
+		j := i + 1
+		for j < len(data) && data[j] != '}' {
+			kend := skipString(data, j)
+			if kend >= len(data) || data[kend] != ':' {
+				return j, fmt.Errorf("%w: bad member at byte %d", ErrCorrupt, j)
+			}
+			name, ok := plainString(data[j:kend])
 			if !ok {
-				if err = json.Unmarshal(key, &name); err != nil {
-					return false
+				if err := json.Unmarshal(data[j:kend], &name); err != nil {
+					return j, err
 				}
 			}
-			f, ok := fields[name]
-			if !ok {
-				return true // a field this version does not know
+			j = kend + 1
+			f, known := fields[name]
+			switch {
+			case !known: // a field this version does not know
+				j = skipCanonical(data, j)
+			case f.std:
+				end := skipCanonical(data, j)
+				if err := json.Unmarshal(data[j:end], v.Field(f.index).Addr().Interface()); err != nil {
+					return j, err
+				}
+				j = end
+			default:
+				var err error
+				if j, err = decodeAt(data, j, v.Field(f.index)); err != nil {
+					return j, err
+				}
 			}
-			if fv := v.Field(f.index); f.std {
-				err = json.Unmarshal(val, fv.Addr().Interface())
-			} else {
-				err = decodeValue(val, fv)
+			if j < len(data) && data[j] == ',' {
+				j++
 			}
-			return err == nil
-		})
-		return err
+		}
+		if j >= len(data) {
+			return j, fmt.Errorf("%w: truncated object", ErrCorrupt)
+		}
+		return j + 1, nil
 	case reflect.Slice:
-		if data[0] != '[' || v.Type().Elem().Kind() == reflect.Uint8 || usesJSON(v.Type().Elem()) {
-			break
+		if data[i] != '[' || v.Type().Elem().Kind() == reflect.Uint8 || usesJSON(v.Type().Elem()) {
+			return whole()
 		}
-		// The elements' spans in one pass (a run's events hold most of its
-		// bytes: skipping them twice, to count and then to decode, cost as
-		// much as the rest of the decoding).
-		var spans [][2]int
-		forEachChild(data, func(start, end int) bool { spans = append(spans, [2]int{start, end}); return true })
-		s := reflect.MakeSlice(v.Type(), len(spans), len(spans))
-		var err error
-		for i, sp := range spans {
-			if err = decodeValue(data[sp[0]:sp[1]], s.Index(i)); err != nil {
-				break
+		s := reflect.MakeSlice(v.Type(), 0, 4)
+		j := i + 1
+		for j < len(data) && data[j] != ']' {
+			s = reflect.Append(s, reflect.Zero(v.Type().Elem()))
+			var err error
+			if j, err = decodeAt(data, j, s.Index(s.Len()-1)); err != nil {
+				return j, err
+			}
+			if j < len(data) && data[j] == ',' {
+				j++
 			}
 		}
-		if err != nil {
-			return err
+		if j >= len(data) {
+			return j, fmt.Errorf("%w: truncated array", ErrCorrupt)
 		}
 		v.Set(s)
-		return nil
+		return j + 1, nil
 	case reflect.String:
-		if s, ok := plainString(data); ok {
-			v.SetString(s)
-			return nil
+		if data[i] == '"' {
+			end := skipString(data, i)
+			if s, ok := plainString(data[i:end]); ok {
+				v.SetString(s)
+				return end, nil
+			}
 		}
 	case reflect.Int, reflect.Int64, reflect.Int32:
-		if n, err := strconv.ParseInt(string(data), 10, 64); err == nil {
+		end := skipCanonical(data, i)
+		if n, err := strconv.ParseInt(string(data[i:end]), 10, 64); err == nil {
 			v.SetInt(n)
-			return nil
+			return end, nil
 		}
 	case reflect.Bool:
-		switch string(data) {
-		case "true":
+		switch {
+		case bytes.HasPrefix(data[i:], []byte("true")):
 			v.SetBool(true)
-			return nil
-		case "false":
+			return i + 4, nil
+		case bytes.HasPrefix(data[i:], []byte("false")):
 			v.SetBool(false)
-			return nil
+			return i + 5, nil
 		}
 	}
-	return json.Unmarshal(data, v.Addr().Interface())
+	return whole()
 }
 
 // plainString returns the value of a canonical JSON string without escapes.
@@ -183,20 +226,6 @@ func plainString(data []byte) (string, bool) {
 	return string(body), true
 }
 
-// forEachMember calls fn with the key and value spans of each member of the
-// canonical object v.
-func forEachMember(v []byte, fn func(key, val []byte) bool) {
-	i := 1
-	for i < len(v)-1 {
-		kend := skipCanonical(v, i)
-		vstart := kend + 1 // ':'
-		vend := skipCanonical(v, vstart)
-		if !fn(v[i:kend], v[vstart:vend]) {
-			return
-		}
-		i = vend + 1 // ','
-	}
-}
 
 // CanonicalMember returns the value of the member key of doc, a canonical
 // JSON object (as every payload read from a store is), without decoding

@@ -2,21 +2,6 @@ package traces
 
 import "bytes"
 
-// forEachChild calls fn with the span of each element of the canonical
-// array, or each member value of the canonical object, v.
-func forEachChild(v []byte, fn func(start, end int) bool) {
-	i := 1
-	for i < len(v)-1 {
-		if v[0] == '{' {
-			i = skipCanonical(v, i) + 1 // key and ':'
-		}
-		end := skipCanonical(v, i)
-		if !fn(i, end) {
-			return
-		}
-		i = end + 1 // ','
-	}
-}
 
 // skipCanonical returns the end of the canonical value starting at v[i].
 func skipCanonical(v []byte, i int) int {
