@@ -226,7 +226,6 @@ func plainString(data []byte) (string, bool) {
 	return string(body), true
 }
 
-
 // CanonicalMember returns the value of the member key of doc, a canonical
 // JSON object (as every payload read from a store is), without decoding
 // doc: it skips from member to member. ok is false when doc has no such

@@ -2,7 +2,6 @@ package traces
 
 import "bytes"
 
-
 // skipCanonical returns the end of the canonical value starting at v[i].
 func skipCanonical(v []byte, i int) int {
 	switch v[i] {
