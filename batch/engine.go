@@ -137,7 +137,8 @@ func (p *pipeline[In, Mid, Out]) run(ctx context.Context) error {
 }
 
 // source hands a worker its items: take returns the next one (ok false at
-// the end), peek the one after it, which the worker prestarts for.
+// the end), later those that will come after it, for the worker to
+// prestart the server of the next that needs one.
 type source struct {
 	take func() (item, bool)
 	// later returns the items after the one taken last, in the order they
