@@ -27,10 +27,6 @@ var suites = []string{
 // suite composition).
 var categories = []string{"core", "edge", "safety", "negative", "multi-step"}
 
-// servers are the compared servers a scenario may name in expected_tools and
-// evidence. "reference" is bench's own examples/central-mcp.
-var servers = []string{"secure-ssid", "nowireless4u", "karthik", "reference"}
-
 // ReferenceServer is the server whose tools need no evidence pin: its code
 // lives in this repository.
 const ReferenceServer = "reference"
@@ -214,5 +210,32 @@ func SuiteNames() []string { return slices.Clone(suites) }
 // CategoryNames are the categories a scenario may have.
 func CategoryNames() []string { return slices.Clone(categories) }
 
-// ServerNames are the servers a scenario may name in expected_tools.
-func ServerNames() []string { return slices.Clone(servers) }
+// ServerNames are the servers the scenarios of list name in
+// expected_tools, sorted. Servers are data: a scenario may name any server
+// by its profile's name.
+func ServerNames(list []*Scenario) []string {
+	var out []string
+	for _, s := range list {
+		for srv := range s.ExpectedTools {
+			if !slices.Contains(out, srv) {
+				out = append(out, srv)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// validServerName reports whether name can name a server in a ref
+// (<suite>/<server>/...): letters, digits and . _ - only.
+func validServerName(name string) bool {
+	if name == "" || name == "." || name == ".." {
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-", r)) {
+			return false
+		}
+	}
+	return true
+}

@@ -171,12 +171,7 @@ func runScenariosList(a *app, opts *scenariosListOptions) error {
 	}
 	out := scenarioListing{Stage: opts.stage, Suite: opts.suite, Scenarios: []scenarioSummary{}, Counts: scenarios.Count(list)}
 	for _, s := range list {
-		servers := make([]string, 0, len(s.ExpectedTools))
-		for _, srv := range scenarios.ServerNames() {
-			if _, ok := s.ExpectedTools[srv]; ok {
-				servers = append(servers, srv)
-			}
-		}
+		servers := scenarios.ServerNames([]*scenarios.Scenario{s})
 		tags := s.Tags
 		if tags == nil {
 			tags = []string{}
@@ -207,7 +202,12 @@ func printListing(a *app, l scenarioListing) error {
 	fmt.Fprintf(a.stdout, "\n%d scenarios\n", c.Total)
 	fmt.Fprintf(a.stdout, "suites:     %s\n", countLine(scenarios.SuiteNames(), c.Suites))
 	fmt.Fprintf(a.stdout, "categories: %s\n", countLine(scenarios.CategoryNames(), c.Categories))
-	_, err := fmt.Fprintf(a.stdout, "servers:    %s\n", countLine(scenarios.ServerNames(), c.Servers))
+	servers := make([]string, 0, len(c.Servers))
+	for srv := range c.Servers {
+		servers = append(servers, srv)
+	}
+	slices.Sort(servers)
+	_, err := fmt.Fprintf(a.stdout, "servers:    %s\n", countLine(servers, c.Servers))
 	return err
 }
 
