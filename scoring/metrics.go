@@ -44,14 +44,13 @@ type Options struct {
 // Cache holds what Score works out once for many runs. It is safe for
 // concurrent use and bounded.
 type Cache struct {
-	mu     sync.Mutex
-	tools  map[string]map[string]toolInfo
-	tokens map[string]int // a tool list's tokens
+	tools  memo[map[string]toolInfo] // a tool list's tools
+	tokens memo[int]                 // a tool list's tokens
 }
 
 // NewCache returns an empty cache.
 func NewCache() *Cache {
-	return &Cache{tools: map[string]map[string]toolInfo{}, tokens: map[string]int{}}
+	return &Cache{tools: memo[map[string]toolInfo]{max: 64}, tokens: memo[int]{max: 256}}
 }
 
 // countTokens is count(b), once per tool list: the tool definitions of every
@@ -60,20 +59,31 @@ func (c *Cache) countTokens(b []byte, count func([]byte) int) int {
 	if c == nil {
 		return count(b)
 	}
-	c.mu.Lock()
-	n, ok := c.tokens[string(b)]
-	c.mu.Unlock()
+	return c.tokens.get(b, count)
+}
+
+// memo is a bounded map from bytes to what a function derives from them.
+type memo[V any] struct {
+	mu  sync.Mutex
+	max int
+	m   map[string]V
+}
+
+func (m *memo[V]) get(key []byte, derive func([]byte) V) V {
+	m.mu.Lock()
+	v, ok := m.m[string(key)]
+	m.mu.Unlock()
 	if ok {
-		return n
+		return v
 	}
-	n = count(b)
-	c.mu.Lock()
-	if len(c.tokens) >= 256 {
-		clear(c.tokens)
+	v = derive(key)
+	m.mu.Lock()
+	if m.m == nil || len(m.m) >= m.max {
+		m.m = map[string]V{} // a bound on memory, not a policy
 	}
-	c.tokens[string(b)] = n
-	c.mu.Unlock()
-	return n
+	m.m[string(key)] = v
+	m.mu.Unlock()
+	return v
 }
 
 func (o *Options) withDefaults() Options {
@@ -256,29 +266,16 @@ type toolInfo struct {
 }
 
 // readTools reads what scoring needs of a tool list. Every run of a
-// server holds the same list: with a cache it is read once per list (the
-// cache is bounded) and the map returned is shared, to be read only.
+// server holds the same list: with a cache it is read once per list and
+// the map returned is shared, to be read only.
 func (c *Cache) readTools(raw json.RawMessage) map[string]toolInfo {
 	if c == nil {
 		return parseTools(raw)
 	}
-	c.mu.Lock()
-	m, ok := c.tools[string(raw)]
-	c.mu.Unlock()
-	if ok {
-		return m
-	}
-	m = parseTools(raw)
-	c.mu.Lock()
-	if len(c.tools) >= 64 {
-		clear(c.tools)
-	}
-	c.tools[string(raw)] = m
-	c.mu.Unlock()
-	return m
+	return c.tools.get(raw, parseTools)
 }
 
-func parseTools(raw json.RawMessage) map[string]toolInfo {
+func parseTools(raw []byte) map[string]toolInfo {
 	var list []struct {
 		Name        string `json:"name"`
 		Annotations *struct {

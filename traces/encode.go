@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -30,35 +29,30 @@ import (
 // FuzzCanonicalEncoder hold it to Marshal.
 
 func encodeRun(r *Run) ([]byte, error) {
-	b, _, err := encodeCanonicalAs(r)
+	b, _, err := encodeCanonicalAs(r, 0)
 	return b, err
 }
 
 // encodeCanonical returns Marshal(v), written directly.
 func encodeCanonical(v any) ([]byte, error) {
-	b, _, err := encodeCanonicalAs(v)
+	b, _, err := encodeCanonicalAs(v, 0)
 	return b, err
 }
 
 // encodeCanonicalAs is encodeCanonical, and reports whether the bytes
 // decode to v as it is: false when a payload was not canonical (it was
 // rewritten), a string was coerced to valid UTF-8, or encoding/json wrote a
-// value.
-func encodeCanonicalAs(v any) ([]byte, bool, error) {
-	// A run's document is some tens of kilobytes: start near the size of
-	// the last one, so that the buffer is not copied on every doubling.
-	e := &encoder{out: make([]byte, 0, max(4096, int(lastSize.Load())*5/4))}
+// value. sizeHint, when known, is about the size of the result, so that the
+// buffer is not copied on every doubling.
+func encodeCanonicalAs(v any, sizeHint int) ([]byte, bool, error) {
+	e := &encoder{out: make([]byte, 0, max(4096, sizeHint))}
 	if rv := reflect.ValueOf(v); rv.IsValid() {
 		encoderOf(rv.Type())(e, rv)
 	} else {
 		e.out = append(e.out, "null"...)
 	}
-	lastSize.Store(int64(len(e.out)))
 	return e.out, !e.changed, e.err
 }
-
-// lastSize is the size of the last value encodeCanonicalAs wrote.
-var lastSize atomic.Int64
 
 // encoder appends canonical JSON to out. depth is the nesting of the value
 // being written, as Canonical counts it (it refuses more than maxDepth).

@@ -278,13 +278,14 @@ func BodyJSON(b []byte) json.RawMessage {
 // document returns the canonical bytes of the run (without RunID,
 // StartedAt and the servers' stderr) and checks what the store relies on.
 func (r *Run) document() ([]byte, error) {
-	b, _, err := r.documentAs()
+	b, _, err := r.documentAs(0)
 	return b, err
 }
 
 // documentAs is document, and reports whether the document decodes to r
-// as it is (every payload canonical already, nothing coerced).
-func (r *Run) documentAs() ([]byte, bool, error) {
+// as it is (every payload canonical already, nothing coerced). sizeHint is
+// about the document's size, when known.
+func (r *Run) documentAs(sizeHint int) ([]byte, bool, error) {
 	if r.Manifest.Format != FormatVersion {
 		return nil, false, fmt.Errorf("run format %d: this bench writes format %d", r.Manifest.Format, FormatVersion)
 	}
@@ -293,7 +294,7 @@ func (r *Run) documentAs() ([]byte, bool, error) {
 			return nil, false, fmt.Errorf("event %d: %w", i, err)
 		}
 	}
-	b, same, err := encodeCanonicalAs(r.withoutStderr()) // Marshal, written directly
+	b, same, err := encodeCanonicalAs(r.withoutStderr(), sizeHint) // Marshal, written directly
 	if err != nil {
 		return nil, false, fmt.Errorf("encoding run: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -92,6 +93,9 @@ type Store struct {
 	opts Options
 
 	codec *codec
+	// docSize is the size of the last run document stored: about the
+	// size of the next (runs of a batch are alike).
+	docSize atomic.Int64
 }
 
 // Open opens or creates the store in dir. A store of an older layout is
@@ -355,10 +359,11 @@ func (s *Store) putRun(run *Run, refs []string, sync *pebble.WriteOptions, level
 			return ID{}, nil, false, err
 		}
 	}
-	doc, same, err := run.documentAs()
+	doc, same, err := run.documentAs(int(s.docSize.Load()) * 5 / 4)
 	if err != nil {
 		return ID{}, nil, false, err
 	}
+	s.docSize.Store(int64(len(doc)))
 	info := runInfo{Stderr: run.stderrOf()}
 	if !run.Manifest.StartedAt.IsZero() {
 		info.StartedAt = run.Manifest.StartedAt.UTC()
