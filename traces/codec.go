@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"container/list"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -56,9 +55,9 @@ import (
 //	payload
 //
 // where started_at is uvarint(nanoseconds+1) varint(Unix seconds), or 0
-// when unknown, and plain = doc || stderr: the run's canonical document (which hashes
-// to its ID) followed by the canonical JSON of its servers' stderr by event
-// index (empty when none), and the payload is plain, or a zstd frame of it
+// when unknown, and plain = doc || side: the run's canonical document (which hashes
+// to its ID) followed by the canonical JSON of what is kept beside it
+// (side.go; empty when none), and the payload is plain, or a zstd frame of it
 // whose raw dictionary is the plain of each base in order.
 var (
 	prefixBase   = []byte("base/")
@@ -78,10 +77,11 @@ const (
 // runInfo is kept beside each run, outside its content.
 type runInfo struct {
 	StartedAt time.Time
-	// Stderr holds the servers' stderr by event index (see
-	// Initialize.Stderr).
-	Stderr map[string]string
-	Size   int64 // canonical bytes of the run document
+	// Side holds the run's side fields (side.go): their canonical JSON,
+	// or, for runs stored before 2026-12-01, the servers' stderr by event
+	// index.
+	Side []byte
+	Size int64 // canonical bytes of the run document
 }
 
 // family names the runs that share a base: one server, model, scenario.
@@ -308,9 +308,7 @@ func splitPlain(r *record, plain []byte) ([]byte, runInfo, error) {
 	info := runInfo{StartedAt: r.startedAt, Size: int64(r.docLen)}
 	doc, rest := plain[:r.docLen], plain[r.docLen:]
 	if len(rest) > 0 {
-		if err := json.Unmarshal(rest, &info.Stderr); err != nil {
-			return nil, info, fmt.Errorf("run record: stderr: %v: %w", err, ErrCorrupt)
-		}
+		info.Side = rest
 	}
 	return doc, info, nil
 }
@@ -561,12 +559,8 @@ func (t *tx) put(doc []byte, f family, info runInfo, refs []string) (ID, error) 
 
 func (t *tx) putRecord(id ID, doc []byte, f family, info runInfo) error {
 	plain := doc
-	if len(info.Stderr) > 0 {
-		s, err := Marshal(info.Stderr)
-		if err != nil {
-			return err
-		}
-		plain = append(bytes.Clone(doc), s...)
+	if len(info.Side) > 0 {
+		plain = append(bytes.Clone(doc), info.Side...)
 	}
 	fam, haveFam, anchors := t.lookup(f)
 	if !haveFam && !t.locked {

@@ -187,7 +187,7 @@ type field struct {
 }
 
 // structEncoder writes a struct's fields as encoding/json names them, in
-// canonical order. A struct that needs more of encoding/json's rules than
+// canonical order, except the fields kept beside a run (`trace:"side"`). A struct that needs more of encoding/json's rules than
 // names, "-", omitempty and omitzero goes to encoding/json.
 func structEncoder(t reflect.Type) encoderFunc {
 	var fields []field
@@ -198,8 +198,8 @@ func structEncoder(t reflect.Type) encoderFunc {
 		if sf.Anonymous {
 			return encodeWithJSON // embedding: encoding/json's promotion rules
 		}
-		if !sf.IsExported() || tag == "-" {
-			continue
+		if !sf.IsExported() || tag == "-" || isSide(sf) {
+			continue // side fields are kept beside the run (side.go)
 		}
 		name, opts, _ := strings.Cut(tag, ",")
 		opt := func(o string) bool { return slices.Contains(strings.Split(opts, ","), o) }

@@ -44,8 +44,9 @@ func fullRun(s string, raw json.RawMessage) *Run {
 // decodeCanonical to encoding/json on the document.
 func checkEncodeRun(t *testing.T, r *Run) {
 	t.Helper()
-	checkEncode(t, r)
-	doc, err := Marshal(r)
+	// The document leaves out the side fields (side.go).
+	checkEncodeAs(t, r, r.withoutSide())
+	doc, err := Marshal(r) // with them: as runs stored before 2026-12-01 have them
 	if err != nil {
 		return
 	}
@@ -59,13 +60,38 @@ func checkEncodeRun(t *testing.T, r *Run) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("decodeCanonical differs from json.Unmarshal:\n got %+v\nwant %+v\n doc %s", got, want, doc)
 	}
+	// The document and the side read back as the whole run.
+	doc, err = encodeCanonical(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	side, _, err := r.side()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Run
+	if err := decodeCanonical(doc, &back); err != nil {
+		t.Fatal(err)
+	}
+	if err := back.setSide(side); err != nil {
+		t.Fatalf("setSide: %v\n%s", err, side)
+	}
+	if !reflect.DeepEqual(back, want) {
+		t.Fatalf("document and side read back differ from the run:\n got %+v\nwant %+v\n side %s", back, want, side)
+	}
 }
 
 // checkEncode holds encodeCanonical(v) to Marshal(v): the same bytes, or
 // both an error.
 func checkEncode(t *testing.T, v any) {
 	t.Helper()
-	want, errW := Marshal(v)
+	checkEncodeAs(t, v, v)
+}
+
+// checkEncodeAs holds encodeCanonical(v) to Marshal(as).
+func checkEncodeAs(t *testing.T, v, as any) {
+	t.Helper()
+	want, errW := Marshal(as)
 	got, errG := encodeCanonical(v)
 	if (errW == nil) != (errG == nil) {
 		t.Fatalf("encodeCanonical error %v, Marshal error %v", errG, errW)

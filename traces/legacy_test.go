@@ -166,3 +166,116 @@ func TestImportV1Pack(t *testing.T) {
 	}
 	checkRuns(t, again)
 }
+
+// The fixtures store-v2, pack-v2.benchpack and store-v2.refs.json were
+// written by bench at 4767110, the last commit that kept timings inside a
+// run's document: six runs of three scenarios (baseline model, reference
+// server started by `sh -c 'echo "reference server starting" >&2; exec
+// central-mcp'`), the store after bench traces gc, and bench traces export
+// of it. Their side (what is kept beside a run) is the older form: stderr
+// by event index.
+
+func checkV2Runs(t *testing.T, s *Store) {
+	t.Helper()
+	b, err := os.ReadFile("testdata/store-v2.refs.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []Ref
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Refs("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("refs (-at 4767110 +now):\n%s", d)
+	}
+	for _, r := range got {
+		run, err := s.GetRun(r.Run) // verified against the ID 4767110 gave it
+		if err != nil {
+			t.Fatalf("%s: %v", r.Name, err)
+		}
+		if run.Manifest.StartedAt.IsZero() {
+			t.Errorf("%s lost its start time", r.Name)
+		}
+		var stderr string
+		var latency int64
+		for _, e := range run.Events {
+			if e.Initialize != nil {
+				stderr += e.Initialize.Stderr
+			}
+			if e.Turn != nil {
+				latency += e.Turn.LatencyUS
+			}
+		}
+		if stderr != "reference server starting\n" {
+			t.Errorf("%s: stderr %q, want the server's line", r.Name, stderr)
+		}
+		if latency == 0 {
+			t.Errorf("%s lost its timings (kept in its document then)", r.Name)
+		}
+	}
+	if rep, err := s.Verify(context.Background()); err != nil || !rep.OK() {
+		t.Errorf("Verify: %v %v", err, rep)
+	}
+}
+
+// A store written before timings moved beside the runs reads as it was, and
+// takes new runs, which keep their timings beside them.
+func TestReadV2Store(t *testing.T) {
+	dir := copyDir(t, "testdata/store-v2")
+	s, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	checkV2Runs(t, s)
+	refs, _ := s.Refs("")
+	old, err := s.GetRun(refs[0].Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Stored again, the same run leaves its timings out of its document: a
+	// new ID, the same run read back.
+	old.Manifest.RunID = ID{}
+	id, err := s.PutRun(old, "again/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id == refs[0].Run {
+		t.Error("a run stored now has its timings in its ID")
+	}
+	back, err := s.GetRun(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if normalized(t, back) != normalized(t, old) {
+		t.Errorf("run read back differs:\n got %s\nwant %s", normalized(t, back), normalized(t, old))
+	}
+}
+
+// A pack of format 2 imports with the same runs, IDs, stderr and timings,
+// and exports again as a pack of this format.
+func TestImportV2Pack(t *testing.T) {
+	f, err := os.Open("testdata/pack-v2.benchpack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s := openTemp(t)
+	if rep, err := s.Import(f, nil); err != nil || rep.Runs != 6 || rep.NewRuns != 6 || rep.Refs != 6 {
+		t.Fatalf("Import = %+v, %v", rep, err)
+	}
+	checkV2Runs(t, s)
+	var p bytes.Buffer
+	if _, err := s.Export(&p); err != nil {
+		t.Fatal(err)
+	}
+	again := openTemp(t)
+	if _, err := again.Import(&p, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkV2Runs(t, again)
+}

@@ -416,7 +416,7 @@ func Migrate(ctx context.Context, dir string, o *Options, progress func(done, to
 		if err := decodeCanonical(doc, &m); err != nil {
 			return nil, fmt.Errorf("migrate: run %s: %v: %w", id, err, ErrCorrupt)
 		}
-		info := runInfo{Stderr: old.Stderr}
+		info := runInfo{Side: legacyStderrSide(old.Stderr)}
 		info.StartedAt, _ = time.Parse(time.RFC3339Nano, old.StartedAt)
 		// The run's record is replaced in place: the put must not take it
 		// for a run already stored.

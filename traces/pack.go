@@ -26,23 +26,24 @@ import (
 //	records = header run* ref* end
 //	record  = type:byte uvarint(len(body)) body
 //
-//	'H' header  canonical JSON {"format":2,"refs":n,"runs":n}
-//	'D' run     id[32] started_at uvarint(len doc) doc stderr
+//	'H' header  canonical JSON {"format":3,"refs":n,"runs":n}
+//	'D' run     id[32] started_at uvarint(len doc) doc side
 //	            (runs sorted by ID; started_at as in a run record, see
-//	            codec.go; stderr is the canonical JSON of the servers'
-//	            stderr by event index, or empty)
+//	            codec.go; side is what is kept beside the run, outside
+//	            its ID, as a run record has it (side.go), or empty)
 //	'R' ref     id[32] name                  (refs sorted by name)
 //	'Z' end     SHA-256 of every record byte before it
 //
 // A pack holds every run whole: the zstd stream around them compresses one
 // run against the runs before it. It is written by one goroutine at a fixed
 // level, so the same runs give the same bytes on any machine running the
-// same bench. Packs of format 1 (runs as blobs: 'B' blob id node, 'U' run
-// id info) are still read.
+// same bench. Packs of format 2 (the same, but a run's side is only its
+// servers' stderr) and of format 1 (runs as blobs: 'B' blob id node, 'U'
+// run id info) are still read.
 const packMagic = "bench-pack\n"
 
 // PackFormat is the version of the packs Export writes.
-const PackFormat = 2
+const PackFormat = 3
 
 // ErrBadPack is wrapped by every error Import returns for a pack that is
 // truncated, tampered with or otherwise unreadable.
@@ -338,11 +339,11 @@ func readPack(r io.Reader, run func(*packRun) error, ref func(Ref)) error {
 				return bad("header: %v", err)
 			}
 			switch hdr.Format {
-			case PackFormat:
+			case PackFormat, 2:
 			case 1:
 				v1 = &packV1{blobs: map[ID][]byte{}, info: map[ID]runInfo{}}
 			default:
-				return bad("pack has format %d; this bench reads formats 1 and %d", hdr.Format, PackFormat)
+				return bad("pack has format %d; this bench reads formats 1 to %d", hdr.Format, PackFormat)
 			}
 		case typ == recDoc && v1 == nil:
 			if prevRun != nil && bytes.Compare(prevRun[:], id[:]) >= 0 {
@@ -423,9 +424,10 @@ func decodeDocRecord(id ID, b []byte) (*packRun, error) {
 	b = b[k:]
 	pr := &packRun{id: id, doc: b[:n], info: runInfo{StartedAt: at}}
 	if rest := b[n:]; len(rest) > 0 {
-		if err := json.Unmarshal(rest, &pr.info.Stderr); err != nil {
-			return nil, fmt.Errorf("stderr: %v", err)
+		if c, err := Canonical(rest); err != nil || !bytes.Equal(c, rest) {
+			return nil, errors.New("what is kept beside the run is not canonical JSON")
 		}
+		pr.info.Side = rest
 	}
 	if Hash(pr.doc) != id {
 		return nil, errors.New("content does not match its ID")
@@ -459,7 +461,7 @@ func (p *packV1) run(id ID, body []byte) error {
 	if err := json.Unmarshal(body, &old); err != nil {
 		return err
 	}
-	info := runInfo{Stderr: old.Stderr}
+	info := runInfo{Side: legacyStderrSide(old.Stderr)}
 	info.StartedAt, _ = time.Parse(time.RFC3339Nano, old.StartedAt)
 	p.info[id] = info
 	p.order = append(p.order, id)

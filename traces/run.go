@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"slices"
-	"strconv"
 	"time"
 	"unicode/utf8"
 )
@@ -125,8 +123,9 @@ const (
 type Event struct {
 	Kind Kind `json:"kind"`
 	// AtUS is the time since the run started, in microseconds. Recorded as
-	// data; replay never waits for it.
-	AtUS int64 `json:"at_us,omitempty"`
+	// data; replay never waits for it. Kept beside the run, outside its ID
+	// (side.go).
+	AtUS int64 `json:"at_us,omitempty" trace:"side"`
 
 	Initialize  *Initialize  `json:"initialize,omitempty"`
 	Tools       *Tools       `json:"tools,omitempty"`
@@ -148,7 +147,7 @@ type Initialize struct {
 	// Stderr is a bounded tail of the server's stderr. The store keeps it
 	// beside the run, like StartedAt, never in its content or ID (runs
 	// stored before 2026-11-29 have it in their content).
-	Stderr string `json:"stderr,omitempty"`
+	Stderr string `json:"stderr,omitempty" trace:"side"`
 }
 
 // Tools is the tool list the server offered (after any adapter).
@@ -163,8 +162,8 @@ type Turn struct {
 	Request   json.RawMessage `json:"request"`
 	Response  json.RawMessage `json:"response"`
 	Usage     Usage           `json:"usage"`
-	LatencyUS int64           `json:"latency_us"`
-	Attempts  int             `json:"attempts,omitempty"` // > 1 when retried
+	LatencyUS int64           `json:"latency_us,omitempty" trace:"side"` // measured: beside the run
+	Attempts  int             `json:"attempts,omitempty"`                // > 1 when retried
 }
 
 // Usage counts tokens as the provider reported them, or, for a model that
@@ -184,8 +183,8 @@ type Call struct {
 	Arguments json.RawMessage `json:"arguments"`
 	Result    json.RawMessage `json:"result,omitempty"`
 	IsError   bool            `json:"is_error,omitempty"`
-	Invalid   string          `json:"invalid,omitempty"` // why the harness refused the call (unknown tool, schema)
-	LatencyUS int64           `json:"latency_us"`
+	Invalid   string          `json:"invalid,omitempty"`                 // why the harness refused the call (unknown tool, schema)
+	LatencyUS int64           `json:"latency_us,omitempty" trace:"side"` // measured: beside the run
 }
 
 // Elicitation is a server's confirmation request and the client's answer.
@@ -206,10 +205,10 @@ type HTTP struct {
 	RequestBody  json.RawMessage `json:"request_body,omitempty"`
 	Status       int             `json:"status"`
 	ResponseBody json.RawMessage `json:"response_body,omitempty"`
-	Class        string          `json:"class"` // read | diagnostic | write | config_write | destructive
-	LatencyUS    int64           `json:"latency_us"`
-	Call         int             `json:"call"`           // index of the tool call in flight, -1 if none
-	Boot         bool            `json:"boot,omitempty"` // before the first tool call
+	Class        string          `json:"class"`                             // read | diagnostic | write | config_write | destructive
+	LatencyUS    int64           `json:"latency_us,omitempty" trace:"side"` // measured: beside the run
+	Call         int             `json:"call"`                              // index of the tool call in flight, -1 if none
+	Boot         bool            `json:"boot,omitempty"`                    // before the first tool call
 }
 
 // Egress is a blocked attempt to reach a host other than the fake.
@@ -276,15 +275,17 @@ func BodyJSON(b []byte) json.RawMessage {
 }
 
 // document returns the canonical bytes of the run (without RunID,
-// StartedAt and the servers' stderr) and checks what the store relies on.
+// StartedAt and what is kept beside it) and checks what the store relies
+// on.
 func (r *Run) document() ([]byte, error) {
 	b, _, err := r.documentAs(0)
 	return b, err
 }
 
 // documentAs is document, and reports whether the document decodes to r
-// as it is (every payload canonical already, nothing coerced). sizeHint is
-// about the document's size, when known.
+// as it is (every payload canonical already, nothing coerced), leaving
+// aside its side fields (side.go). sizeHint is about the document's size,
+// when known.
 func (r *Run) documentAs(sizeHint int) ([]byte, bool, error) {
 	if r.Manifest.Format != FormatVersion {
 		return nil, false, fmt.Errorf("run format %d: this bench writes format %d", r.Manifest.Format, FormatVersion)
@@ -294,60 +295,11 @@ func (r *Run) documentAs(sizeHint int) ([]byte, bool, error) {
 			return nil, false, fmt.Errorf("event %d: %w", i, err)
 		}
 	}
-	b, same, err := encodeCanonicalAs(r.withoutStderr(), sizeHint) // Marshal, written directly
+	b, same, err := encodeCanonicalAs(r, sizeHint) // Marshal without the side fields, written directly
 	if err != nil {
 		return nil, false, fmt.Errorf("encoding run: %w", err)
 	}
 	return b, same, nil
-}
-
-// stderrOf returns the server stderr of r's events by event index, nil
-// when there is none. It is kept beside the run, like StartedAt: what a
-// server writes there (timestamps, say) and when bench reads it are not
-// part of what the run did, and must not change its ID.
-func (r *Run) stderrOf() map[string]string {
-	var out map[string]string
-	for i, e := range r.Events {
-		if e.Initialize != nil && e.Initialize.Stderr != "" {
-			if out == nil {
-				out = map[string]string{}
-			}
-			out[strconv.Itoa(i)] = e.Initialize.Stderr
-		}
-	}
-	return out
-}
-
-// withoutStderr returns r, or a copy of it without the servers' stderr
-// when it has some; r is not changed.
-func (r *Run) withoutStderr() *Run {
-	var c *Run
-	for i, e := range r.Events {
-		if e.Initialize == nil || e.Initialize.Stderr == "" {
-			continue
-		}
-		if c == nil {
-			c = &Run{Manifest: r.Manifest, Events: slices.Clone(r.Events)}
-		}
-		init := *e.Initialize
-		init.Stderr = ""
-		c.Events[i].Initialize = &init
-	}
-	if c == nil {
-		return r
-	}
-	return c
-}
-
-// setStderr puts the stderr kept beside a run back into its events.
-func (r *Run) setStderr(m map[string]string) {
-	for k, v := range m {
-		i, err := strconv.Atoi(k)
-		if err != nil || i < 0 || i >= len(r.Events) || r.Events[i].Initialize == nil {
-			continue
-		}
-		r.Events[i].Initialize.Stderr = v
-	}
 }
 
 func (e *Event) check() error {

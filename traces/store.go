@@ -342,7 +342,13 @@ func (s *Store) PutRunNoSyncRead(run *Run, refs ...string) (*Run, error) {
 	if !run.Manifest.StartedAt.IsZero() {
 		out.Manifest.StartedAt = run.Manifest.StartedAt.UTC()
 	}
-	out.setStderr(run.stderrOf())
+	side, _, err := run.side()
+	if err == nil {
+		err = out.setSide(side)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", id, err)
+	}
 	return &out, nil
 }
 
@@ -364,7 +370,12 @@ func (s *Store) putRun(run *Run, refs []string, sync *pebble.WriteOptions, level
 		return ID{}, nil, false, err
 	}
 	s.docSize.Store(int64(len(doc)))
-	info := runInfo{Stderr: run.stderrOf()}
+	side, sideSame, err := run.side()
+	if err != nil {
+		return ID{}, nil, false, err
+	}
+	same = same && sideSame
+	info := runInfo{Side: side}
 	if !run.Manifest.StartedAt.IsZero() {
 		info.StartedAt = run.Manifest.StartedAt.UTC()
 	}
@@ -397,7 +408,9 @@ func (s *Store) GetRun(id ID) (*Run, error) {
 	}
 	run.Manifest.RunID = id
 	run.Manifest.StartedAt = info.StartedAt
-	run.setStderr(info.Stderr)
+	if err := run.setSide(info.Side); err != nil {
+		return nil, fmt.Errorf("run %s: what is kept beside it: %v: %w", id.Short(), err, ErrCorrupt)
+	}
 	return &run, nil
 }
 

@@ -188,11 +188,11 @@ func normalized(t *testing.T, r *Run) string {
 	t.Helper()
 	c := *r
 	c.Manifest.RunID = ID{}
-	b, err := Marshal(c.withoutStderr())
+	b, err := Marshal(c) // encoding/json: the side fields too
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(b) + fmt.Sprint(c.stderrOf()) + c.Manifest.StartedAt.UTC().String()
+	return string(b) + c.Manifest.StartedAt.UTC().String()
 }
 
 // rewriteRecord replaces a stored run record behind the store's back, as
@@ -446,10 +446,10 @@ func TestPackTamperedImportsNothing(t *testing.T) {
 	}{
 		{"compressed byte flipped", func() []byte { q := bytes.Clone(p); q[len(q)/2] ^= 1; return q }(), ""},
 		// Inside a run, its ID refuses it before the checksum is reached.
-		{"record byte flipped", repack(t, p, func(b []byte) []byte { b[len(b)/2] ^= 1; return b }), "does not match its ID"},
+		{"record byte flipped", repack(t, p, func(b []byte) []byte { b[inDoc(b)] ^= 1; return b }), "does not match its ID"},
 		{"ref name changed", repack(t, p, func(b []byte) []byte { b[len(b)-35] ^= 2; return b }), "checksum mismatch"}, // the last ref's run index, 1 -> 3
 		{"record flipped and checksum fixed", repack(t, p, func(b []byte) []byte {
-			b[len(b)/2] ^= 1
+			b[inDoc(b)] ^= 1
 			h := Hash(b[:len(b)-34]) // the end record: 'Z', length 32, hash
 			copy(b[len(b)-32:], h[:])
 			return b
@@ -468,6 +468,10 @@ func TestPackTamperedImportsNothing(t *testing.T) {
 		})
 	}
 }
+
+// inDoc is the offset of a byte inside the first run document of a pack's
+// plaintext (what is kept beside a run is not part of its ID).
+func inDoc(b []byte) int { return bytes.Index(b, []byte(`{"events":[`)) + 3 }
 
 func TestMergeStores(t *testing.T) {
 	c := newCorpus(1, 4, 1, 1)
@@ -716,6 +720,70 @@ func TestStderrBesideTheRun(t *testing.T) {
 	}
 	if back, err = d.GetRun(id); err != nil || back.Events[0].Initialize.Stderr != "12:00:01 INFO started\n" {
 		t.Errorf("after a pack: %v, %+v", err, back)
+	}
+}
+
+// What a run measured (when each event happened, how long each turn,
+// call and HTTP request took) is kept beside it: two runs that did the same
+// thing at other speeds have one ID, and the first one's timings come back
+// from GetRun, PutRunNoSyncRead and a pack.
+func TestTimingsBesideTheRun(t *testing.T) {
+	c := smallCorpus()
+	timed := func(scale int64) *Run {
+		r := c.run(1, 1, 1)
+		for i := range r.Events {
+			e := &r.Events[i]
+			e.AtUS = scale * int64(i+1)
+			switch {
+			case e.Turn != nil:
+				e.Turn.LatencyUS = scale * 1000
+			case e.Call != nil:
+				e.Call.LatencyUS = scale * 10
+			case e.HTTP != nil:
+				e.HTTP.LatencyUS = scale
+			}
+		}
+		return r
+	}
+	s := openTemp(t)
+	slow, fast := timed(7), timed(3)
+	id, err := s.PutRun(slow, "slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.PutRunNoSyncRead(fast, "fast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Manifest.RunID != id {
+		t.Fatalf("timings changed the run ID: %v, want %v", got.Manifest.RunID, id)
+	}
+	if diff := cmp.Diff(fast, got); diff != "" {
+		t.Errorf("PutRunNoSyncRead (-put +got):\n%s", diff)
+	}
+	doc, _ := slow.document()
+	if bytes.Contains(doc, []byte("latency_us")) || bytes.Contains(doc, []byte("at_us")) {
+		t.Errorf("timings are in the run's document:\n%s", doc)
+	}
+	want := timed(7)
+	want.Manifest.RunID = id
+	want.Manifest.StartedAt = want.Manifest.StartedAt.UTC()
+	back, err := s.GetRun(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, back); diff != "" {
+		t.Errorf("GetRun: the first timings are kept (-want +got):\n%s", diff)
+	}
+	d := openTemp(t)
+	if _, err := d.Import(bytes.NewReader(exportBytes(t, s)), nil); err != nil {
+		t.Fatal(err)
+	}
+	if back, err = d.GetRun(id); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, back); diff != "" {
+		t.Errorf("after a pack (-want +got):\n%s", diff)
 	}
 }
 
