@@ -105,7 +105,9 @@ func (r *Replay) Run(ctx context.Context) (*ReplayResult, error) {
 	for w := range workers {
 		clocks[w] = replayer.NewClock(wallStart, time.Now, r.Resolution)
 		o := r.Recorder
-		o.Now, o.ReuseServer, o.Tokens = clocks[w].Now, r.ReuseServer, tokens
+		// Tool calls are measured on the wall clock, as in a recording
+		// (recorder.Options.Wall).
+		o.Now, o.Wall, o.ReuseServer, o.Tokens = clocks[w].Now, time.Now, r.ReuseServer, tokens
 		recs[w] = recorder.New(&o)
 	}
 	defer func() {

@@ -18,6 +18,14 @@ type Model interface {
 	Generate(ctx context.Context, req *Request) (*Response, error)
 }
 
+// Local is implemented by models that run inside bench (the baseline and
+// the oracle). The time they take is bench's own CPU time, not a model's
+// latency: the recorder counts it as none.
+type Local interface {
+	Model
+	Local()
+}
+
 // SubmitTool is the name of the harness tool through which an agent hands in
 // its structured result. Its input schema is the scenario's result schema.
 // The offline models call it when it is offered.

@@ -40,6 +40,9 @@ func NewOracle(plan []PlanStep, result json.RawMessage) (*Oracle, error) {
 // Name returns "oracle".
 func (o *Oracle) Name() string { return string(ProviderOracle) }
 
+// Local marks the oracle as a model that runs inside bench.
+func (o *Oracle) Local() {}
+
 // Generate issues the next planned call. The turn is the number of
 // assistant messages already in req, so the oracle is stateless and replays
 // the same way every time. Tool-call ids are "oracle_1", "oracle_2", ...

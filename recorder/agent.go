@@ -93,8 +93,10 @@ type Loop struct {
 	Exec           Executor
 	// TurnTimeout bounds one model call; 0 means no bound beyond ctx.
 	TurnTimeout time.Duration
-	// Now measures latencies; default time.Now.
+	// Now measures model latencies; default time.Now.
 	Now func() time.Time
+	// Wall measures tool calls; default Now.
+	Wall func() time.Time
 	// Emit receives the events as they happen: turns, calls, the answer,
 	// errors. at is the time the event started.
 	Emit func(at time.Time, e traces.Event)
@@ -108,6 +110,11 @@ func (l *Loop) Run(ctx context.Context) traces.Outcome {
 	if now == nil {
 		now = time.Now
 	}
+	wall := l.Wall
+	if wall == nil {
+		wall = now
+	}
+	_, local := l.Model.(llm.Local)
 	system := l.System
 	if system == "" {
 		system = SystemPrompt
@@ -147,6 +154,11 @@ func (l *Loop) Run(ctx context.Context) traces.Outcome {
 		resp, err := l.Model.Generate(tctx, req)
 		cancel()
 		lat := now().Sub(start)
+		if local {
+			// bench's own CPU time, not a model's: counted as none, so
+			// that what is scored depends on behaviour only.
+			lat = 0
+		}
 		if err != nil {
 			attempts := len(llm.RetriesOf(err)) + 1
 			msg := err.Error()
@@ -197,7 +209,7 @@ func (l *Loop) Run(ctx context.Context) traces.Outcome {
 		for _, tc := range resp.ToolCalls {
 			idx := calls
 			calls++
-			at := now()
+			at, wat := now(), wall()
 			args := tc.Arguments
 			if len(args) == 0 {
 				args = json.RawMessage("{}")
@@ -224,7 +236,7 @@ func (l *Loop) Run(ctx context.Context) traces.Outcome {
 				res = l.Exec(ctx, idx, llm.ToolCall{ID: tc.ID, Name: tc.Name, Arguments: args})
 			}
 			call.Result, call.IsError, call.Invalid = res.Result, res.IsError, res.Invalid
-			call.LatencyUS = now().Sub(at).Microseconds()
+			call.LatencyUS = wall().Sub(wat).Microseconds()
 			l.Emit(at, traces.Event{Kind: traces.KindCall, Call: call})
 			if res.ErrorKind != "" {
 				msg := res.Content

@@ -138,3 +138,48 @@ func TestLoop(t *testing.T) {
 		})
 	}
 }
+
+// localScript is a script that runs inside bench, as the baseline does.
+type localScript struct{ script }
+
+func (*localScript) Local() {}
+
+// A model that runs inside bench has no latency of its own; tool calls are
+// timed on the Wall clock, model turns on Now (a replay's virtual clock).
+func TestLoopLatencies(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		model     llm.Model
+		wantModel int64
+	}{
+		{"live model", &script{responses: []*llm.Response{call("a", "get_status", `{}`)}}, 1_000_000},
+		{"local model", &localScript{script{responses: []*llm.Response{call("a", "get_status", `{}`)}}}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var now, wall time.Time
+			tick := func(t *time.Time, d time.Duration) func() time.Time {
+				return func() time.Time { *t = t.Add(d); return *t }
+			}
+			var turns, calls []int64
+			l := &Loop{
+				Model: tc.model, Intent: "status?", Tools: []llm.Tool{{Name: "get_status"}},
+				Now: tick(&now, time.Second), Wall: tick(&wall, 3*time.Millisecond),
+				Exec: func(context.Context, int, llm.ToolCall) ToolResult { return ToolResult{Content: "ok"} },
+				Emit: func(_ time.Time, e traces.Event) {
+					if e.Turn != nil {
+						turns = append(turns, e.Turn.LatencyUS)
+					}
+					if e.Call != nil {
+						calls = append(calls, e.Call.LatencyUS)
+					}
+				},
+			}
+			l.Run(context.Background())
+			// Now moves 1 s at each reading: a turn reads it before and after
+			// the model. The call reads Wall twice, 3 ms apart.
+			if len(turns) != 2 || turns[0] != tc.wantModel || len(calls) != 1 || calls[0] != 3000 {
+				t.Errorf("turn latencies %v (want %d each), call latencies %v (want [3000])", turns, tc.wantModel, calls)
+			}
+		})
+	}
+}

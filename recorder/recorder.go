@@ -30,9 +30,14 @@ type Options struct {
 	// Harness is bench's version, written into every manifest and the MCP
 	// handshake. Default "dev".
 	Harness string
-	// Now is the clock for event times and latencies. Default time.Now.
-	// (The manifest's StartedAt is for people only.)
+	// Now is the clock for event times and model latency. Default
+	// time.Now. (The manifest's StartedAt is for people only.)
 	Now func() time.Time
+	// Wall measures how long each tool call takes. Default Now. A replay's
+	// Now is its virtual clock; its tool calls are still measured on the
+	// wall clock, as a recording measures them, so that both are scored
+	// by the same rule (scoring.LatencyResolution).
+	Wall func() time.Time
 	// Environ is the environment servers inherit, before ChildEnv filters
 	// it. Default none (the CLI passes os.Environ()).
 	Environ []string
@@ -87,6 +92,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if d.Now == nil {
 		d.Now = time.Now
+	}
+	if d.Wall == nil {
+		d.Wall = d.Now
 	}
 	if d.CallTimeout <= 0 {
 		d.CallTimeout = 60 * time.Second
@@ -536,7 +544,7 @@ func (r *Recorder) Run(ctx context.Context, job *Job) (*traces.Run, error) {
 		Model: job.Model, Key: reqkey.Scope{Provider: mref.Provider, Model: mref.Name, Scenario: sc.ID, RunIndex: job.RunIndex},
 		ToolCache: r.keys, Intent: sc.Intent, Tools: modelTools, toolsJSON: ts.json, ResultSchema: resultSchema, ValidateResult: validate,
 		Sampling: job.Sampling, MaxTurns: sc.Turns(), Tokens: o.Tokens,
-		Exec: exec, TurnTimeout: o.TurnTimeout, Now: o.Now,
+		Exec: exec, TurnTimeout: o.TurnTimeout, Now: o.Now, Wall: o.Wall,
 		Emit: func(at time.Time, e traces.Event) {
 			pos := rc.emit(at, e)
 			if e.Kind == traces.KindCall {

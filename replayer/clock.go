@@ -5,11 +5,12 @@ import (
 	"time"
 )
 
-// DefaultResolution is the resolution at which a Clock counts live time.
-// A tool call is measured as the wall time it took rounded down to a
-// multiple of it: ordinary calls against the fake (a few milliseconds)
-// count as zero in every replay, a server that adds a second counts a
-// second in every replay.
+// DefaultResolution is the resolution at which a Clock counts live time:
+// the event times of a replay and the time its fake Central sees move in
+// whole steps of it while tools run, so ordinary calls against the fake
+// (a few milliseconds) do not move them at all. (How long a tool call took
+// is measured on the wall clock, as in a recording, and scored at
+// scoring.LatencyResolution, the same step.)
 const DefaultResolution = 500 * time.Millisecond
 
 // Clock is a replay's time source (recorder.Options.Now). Its time moves

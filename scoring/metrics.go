@@ -552,6 +552,16 @@ func requestTools(req json.RawMessage) json.RawMessage {
 	return r.Tools
 }
 
+// LatencyResolution is the resolution at which a run's tool time is
+// counted: each tool call counts the time it took, rounded down to a
+// multiple of it. A recording and a replay measure tool calls alike, on the
+// wall clock, and both are scored by this rule, so an unchanged server
+// whose calls take a few milliseconds counts 0 tool time on both sides,
+// and one that got a second slower shows. Model time counts as recorded
+// (a replay serves the recorded latency; a model that runs inside bench,
+// the baseline or the oracle, counts none).
+const LatencyResolution = 500 * time.Millisecond
+
 func scoreCounts(rm *RunMetrics, sc *scenarios.Scenario, ev *events, o Options) {
 	// Tokens and latency.
 	var modelUS, toolUS int64
@@ -567,8 +577,9 @@ func scoreCounts(rm *RunMetrics, sc *scenarios.Scenario, ev *events, o Options) 
 	if rm.InputTokens > 0 {
 		rm.ToolDefShare = round(min(1, float64(rm.ToolDefTokens)/float64(rm.InputTokens)))
 	}
+	res := LatencyResolution.Microseconds()
 	for _, c := range ev.calls {
-		toolUS += c.LatencyUS
+		toolUS += c.LatencyUS - c.LatencyUS%res
 		if c.Invalid != "" {
 			rm.InvalidCalls++
 		}

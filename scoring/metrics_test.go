@@ -74,8 +74,9 @@ func metricCases() []metricCase {
 				if m.ToolDefTokens != 200 || m.ToolDefShare != round(200.0/2200) {
 					t.Errorf("tool definition tokens %d share %v, want 200 and 200/2200", m.ToolDefTokens, m.ToolDefShare)
 				}
-				if m.LatencyMS != 1540 || m.ModelLatencyMS != 1500 || m.ToolLatencyMS != 40 {
-					t.Errorf("latency = %v (model %v, tools %v), want 1540 (1500, 40)", m.LatencyMS, m.ModelLatencyMS, m.ToolLatencyMS)
+				// The 40 ms call counts 0 at LatencyResolution.
+				if m.LatencyMS != 1500 || m.ModelLatencyMS != 1500 || m.ToolLatencyMS != 0 {
+					t.Errorf("latency = %v (model %v, tools %v), want 1500 (1500, 0)", m.LatencyMS, m.ModelLatencyMS, m.ToolLatencyMS)
 				}
 				if m.APICallCount != 2 || m.BootCalls != 1 || m.AuthCalls != 1 || m.APICallExcess != 0 || m.APICallBudget != 1 {
 					t.Errorf("calls %d boot %d auth %d budget %d excess %d, want 2 1 1 1 0", m.APICallCount, m.BootCalls, m.AuthCalls, m.APICallBudget, m.APICallExcess)
@@ -469,5 +470,30 @@ func TestScoreShippedScenario(t *testing.T) {
 	}
 	if !m.ParamsAllMatch && len(m.Mismatches) > 0 && m.Mismatches[0].Reason != scenarios.MissingRequired {
 		t.Logf("parameter rules changed in the golden suite: %v", m.Mismatches)
+	}
+}
+
+// Tool time counts each call rounded down to LatencyResolution, so that a
+// recording and a replay of an unchanged server score the same latency
+// however fast each call was (issue 15, F6), and a slow call still shows.
+func TestToolLatencyResolution(t *testing.T) {
+	score := func(callUS ...int64) *RunMetrics {
+		b := newRun("read-001", "reference", 0).turn(1000, 50, 800_000, "get_client", `{"mac":"AA-BB-CC-11-22-33","limit":10}`)
+		for _, us := range callUS {
+			b.call("get_client", `{"mac":"AA-BB-CC-11-22-33","limit":10}`, `{"content":[]}`, us)
+		}
+		m, err := Score(b.turn(1200, 30, 700_000, "submit_result", goodAnswer).answer(goodAnswer).build(), loadTestScenarios(t)["read-001"], testOpts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	recorded, replayed := score(24_000, 310_000), score(2_000, 9_000) // 24 ms -> 2 ms: noise
+	if recorded.LatencyMS != replayed.LatencyMS || recorded.ToolLatencyMS != 0 {
+		t.Errorf("fast calls: latency %v (tools %v) vs %v (tools %v), want equal and no tool time",
+			recorded.LatencyMS, recorded.ToolLatencyMS, replayed.LatencyMS, replayed.ToolLatencyMS)
+	}
+	if slow := score(1_700_000, 499_999); slow.ToolLatencyMS != 1500 || slow.LatencyMS != 3000 {
+		t.Errorf("a 1.7 s call: tools %v ms, latency %v ms; want 1500 and 3000", slow.ToolLatencyMS, slow.LatencyMS)
 	}
 }

@@ -29,6 +29,12 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/script",
 		UpdateScripts: updateScripts,
+		// $REFERENCE_SERVER is bench's reference MCP server, built once:
+		// a profile in a script runs it as command: ["${REFERENCE_SERVER}"].
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("REFERENCE_SERVER", referenceServer(t))
+			return nil
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"mkruns":       cmdMkruns,
 			"corruptstore": cmdCorruptStore,

@@ -66,10 +66,12 @@ REPORT.json, REPORT.md and REPORT.xml (JUnit) in that directory, as
 --format lists them. Replay runs are stored under replay/<recorded ref>;
 the latest replay of a recorded run holds the ref.
 
-Latency in a replay is the recorded model time plus the server's time
-while tools ran, each interval rounded down to --latency-resolution (default
-500ms), so that two replays of one store give byte-identical reports and a
-server that got a second slower still shows. 0 counts model time only.
+Latency in a replay is scored as in a recording: the recorded model time
+plus each tool call's wall time rounded down to 500ms (docs/methodology.md),
+so an unchanged server shows no latency change and a server that got a
+second slower does. --latency-resolution is the step at which the replay's
+clock (event times, and the time the fake Central sees) counts live time; 0
+counts recorded model time only.
 
 The server a run needs starts in the background while the run before it
 replays (with --reuse-server, each fixture's server while the previous
@@ -78,8 +80,8 @@ fixture's runs replay), so start-up does not add to the replay's time.
 --parallel N replays N runs at once, each with its own server and fake
 Central; the reports are the same as with one at a time (results are
 collected in ref order). Parallel runs share the CPU, so a tool call that
-takes close to a multiple of --latency-resolution may round differently:
-keep the default of 1 where latency is gated and the machine is small.
+takes close to a multiple of 500ms may count differently: keep the default
+of 1 where latency is gated and the machine is small.
 
 Exit codes: 0 pass, 1 regression past a threshold, 2 bad input, 3 safety
 failure, 4 setup failure (the server or the fake did not start), 5
@@ -107,7 +109,7 @@ inconclusive (more stale runs than the gate allows).`,
 	f.StringSliceVar(&opts.scenarios, "scenarios", nil, "scenario manifests (default: the built-in golden suite)")
 	f.BoolVar(&opts.reuse, "reuse-server", false, "keep one server per profile and fixture, resetting the fake between runs")
 	f.IntVar(&opts.parallel, "parallel", 1, "runs replayed at once, each with its own server and fake Central")
-	f.DurationVar(&opts.resolution, "latency-resolution", replayer.DefaultResolution, "resolution of live tool time; 0 counts recorded model time only")
+	f.DurationVar(&opts.resolution, "latency-resolution", replayer.DefaultResolution, "step of live time on the replay clock (event times, the fake's clock); 0 counts recorded model time only")
 	f.DurationVar(&opts.callTO, "call-timeout", 60*time.Second, "bound on one tool call")
 	f.DurationVar(&opts.runTO, "run-timeout", 15*time.Minute, "bound on one run")
 	return cmd

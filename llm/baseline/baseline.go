@@ -79,6 +79,9 @@ func New(opts *Options) *Model {
 // Name returns "baseline-bm25".
 func (m *Model) Name() string { return Name }
 
+// Local marks the baseline as a model that runs inside bench.
+func (m *Model) Local() {}
+
 // DeclineText is the final answer when no tool matches the intent.
 const DeclineText = "None of the available tools matches this request, so I did not call any."
 
