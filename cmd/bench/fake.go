@@ -78,8 +78,8 @@ fixture.yaml; see fakecentral/fixtures/README.md for every entity id.`,
 	f.StringVar(&opts.journal, "journal", "", "write the journal as JSON lines to this file on exit")
 	f.StringVar(&opts.clientID, "client-id", "", "accept only this client id (default: any)")
 	f.StringVar(&opts.clientSecret, "client-secret", "", "the secret that goes with --client-id")
-	f.IntVar(&opts.force401, "force-401", 0, "answer the first N authenticated API requests with 401 (exercises token refresh)")
-	f.IntVar(&opts.asyncPolls, "async-polls", 0, "polls of an async operation that answer RUNNING before COMPLETED")
+	intVarMin(f, &opts.force401, "force-401", 0, 0, "answer the first N authenticated API requests with 401 (exercises token refresh)")
+	intVarMin(f, &opts.asyncPolls, "async-polls", 0, 0, "polls of an async operation that answer RUNNING before COMPLETED")
 	f.BoolVar(&opts.quiet, "quiet", false, "do not log requests")
 	fake.AddCommand(serve)
 	return fake

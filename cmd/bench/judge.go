@@ -51,7 +51,7 @@ It exits 1 when the pass verdict's kappa is below --min-kappa.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.labels, "labels", "", "labels file (required)")
-	cmd.Flags().Float64Var(&opts.minKappa, "min-kappa", 0.6, "the kappa below which judge scores are refused")
+	floatVarRange(cmd.Flags(), &opts.minKappa, "min-kappa", 0.6, -1, 1, "the kappa below which judge scores are refused")
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print the calibration as JSON")
 	return cmd
 }

@@ -82,15 +82,15 @@ parameters for this server, then submits its reference result).`,
 	f.StringVar(&opts.config, "config", defaultConfigFile, "bench.yaml with the stages")
 	f.StringVar(&opts.server, "server", "", "server profile (servers/*.yaml, or an mcpServers JSON file[#NAME])")
 	f.StringVar(&opts.model, "model", "", `model spec: "openai:MODEL", "anthropic:MODEL", "baseline" or "oracle"`)
-	f.IntVar(&opts.runs, "runs", 5, "runs per scenario")
+	intVarMin(f, &opts.runs, "runs", 5, 1, "runs per scenario")
 	f.Int64Var(&opts.seed, "seed", 0, "seed passed to the model and recorded")
-	f.Float64Var(&opts.temperature, "temperature", 0, "sampling temperature (default: the provider's)")
-	f.IntVar(&opts.parallel, "parallel", 1, "runs executed at once")
+	floatVarRange(f, &opts.temperature, "temperature", 0, 0, 2, "sampling temperature (default: the provider's)")
+	intVarMin(f, &opts.parallel, "parallel", 1, 1, "runs executed at once")
 	f.StringVar(&opts.shard, "shard", "", "record only slice i of n of the run list, as i/n")
 	f.BoolVar(&opts.force, "force", false, "record runs that are already stored again")
 	f.BoolVar(&opts.reuse, "reuse-server", false, "keep one server per profile and fixture, resetting the fake between runs")
-	f.DurationVar(&opts.callTimeout, "call-timeout", 60*time.Second, "bound on one tool call")
-	f.DurationVar(&opts.runTimeout, "run-timeout", 15*time.Minute, "bound on one run")
+	durationVarPositive(f, &opts.callTimeout, "call-timeout", 60*time.Second, "bound on one tool call")
+	durationVarPositive(f, &opts.runTimeout, "run-timeout", 15*time.Minute, "bound on one run")
 	return cmd
 }
 

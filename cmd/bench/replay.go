@@ -108,10 +108,10 @@ inconclusive (more stale runs than the gate allows).`,
 	f.StringSliceVar(&opts.formats, "format", []string{"text"}, "report formats: text, json, md, junit")
 	f.StringSliceVar(&opts.scenarios, "scenarios", nil, "scenario manifests (default: the built-in golden suite)")
 	f.BoolVar(&opts.reuse, "reuse-server", false, "keep one server per profile and fixture, resetting the fake between runs")
-	f.IntVar(&opts.parallel, "parallel", 1, "runs replayed at once, each with its own server and fake Central")
-	f.DurationVar(&opts.resolution, "latency-resolution", replayer.DefaultResolution, "step of live time on the replay clock (event times, the fake's clock); 0 counts recorded model time only")
-	f.DurationVar(&opts.callTO, "call-timeout", 60*time.Second, "bound on one tool call")
-	f.DurationVar(&opts.runTO, "run-timeout", 15*time.Minute, "bound on one run")
+	intVarMin(f, &opts.parallel, "parallel", 1, 1, "runs replayed at once, each with its own server and fake Central")
+	durationVarNonNegative(f, &opts.resolution, "latency-resolution", replayer.DefaultResolution, "step of live time on the replay clock (event times, the fake's clock); 0 counts recorded model time only")
+	durationVarPositive(f, &opts.callTO, "call-timeout", 60*time.Second, "bound on one tool call")
+	durationVarPositive(f, &opts.runTO, "run-timeout", 15*time.Minute, "bound on one run")
 	return cmd
 }
 

@@ -55,7 +55,7 @@ the same SHAs and store reproduces it byte for byte.`,
 	cmd.Flags().StringVar(&opts.format, "format", "text", "output format without --release: text, json, md or junit")
 	cmd.Flags().StringSliceVar(&opts.scenarios, "scenarios", nil, "scenario manifests (files or directories; default: the built-in golden suite)")
 	cmd.Flags().Uint64Var(&opts.seed, "seed", 1, "bootstrap seed")
-	cmd.Flags().IntVar(&opts.k, "k", scoring.DefaultK, "k of pass@k and pass^k")
+	intVarMin(cmd.Flags(), &opts.k, "k", scoring.DefaultK, 1, "k of pass@k and pass^k")
 	return cmd
 }
 
