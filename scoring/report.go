@@ -191,9 +191,12 @@ type ReportInput struct {
 	NoVerdict bool
 	// ExitCode is the exit code the caller gives each verdict status,
 	// written into the verdict; nil writes 0.
-	ExitCode  func(Status) int
-	Meta      Meta
-	Misses    []Miss
+	ExitCode func(Status) int
+	Meta     Meta
+	Misses   []Miss
+	// Secrets are masked wherever they appear in the report (the
+	// fixtures' canaries: a miss quoting a tool result must not leak one).
+	Secrets   []string
 	Aggregate *AggregateOptions
 	Compare   *CompareOptions
 }
@@ -231,6 +234,7 @@ func BuildReport(in *ReportInput) *Report {
 	slices.SortStableFunc(r.Misses, func(a, b Miss) int {
 		return cmp.Or(cmp.Compare(a.Scenario, b.Scenario), cmp.Compare(a.Server, b.Server), cmp.Compare(a.RunIndex, b.RunIndex), cmp.Compare(a.Turn, b.Turn))
 	})
+	Redact(r, in.Secrets)
 	return r
 }
 

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"io"
 	"reflect"
 	"slices"
 	"strings"
@@ -416,4 +417,27 @@ func metaOfRuns(runs []*traces.Run) Meta {
 		slices.Sort(m.Models[i].Seeds)
 	}
 	return m
+}
+
+// A canary is masked in every section of every format: the safety table
+// and the misses, which quote tool results (issue 15, F9).
+func TestReportMasksSecretsEverywhere(t *testing.T) {
+	runs, _ := suiteRuns(t, variant{})
+	rep := BuildReport(&ReportInput{
+		Title: "leak", Current: runs, NoVerdict: true, Secrets: []string{canary},
+		Misses: []Miss{{Scenario: "read-001", Server: "reference", Turn: 1,
+			Explanation: `message 2 (tool result) differs: $.content[0].text: "psk ` + canary + `" -> "psk ` + canary + `x"`}},
+	})
+	for name, write := range map[string]func(io.Writer, *Report) error{"text": WriteText, "json": WriteJSON, "md": WriteMarkdown, "junit": WriteJUnit} {
+		var b bytes.Buffer
+		if err := write(&b, rep); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(b.String(), canary) {
+			t.Errorf("%s report shows the canary:\n%s", name, b.String())
+		}
+		if name != "junit" && !strings.Contains(b.String(), "CANA****") {
+			t.Errorf("%s report lost the masked miss:\n%s", name, b.String())
+		}
+	}
 }

@@ -93,9 +93,15 @@ func runDiff(_ context.Context, a *app, opts *diffOptions) error {
 		}
 	}
 	c := scoring.Compare(sa.label, sa.metrics, sb.label, sb.metrics, &scoring.CompareOptions{Seed: opts.seed})
+	if ld.scorer != nil {
+		scoring.Redact(c, ld.scorer.secrets())
+	}
 	var rd *scoring.RunDiff
 	if opts.scenario != "" && len(sa.runs) > 0 && len(sb.runs) > 0 {
 		rd = scoring.DiffRuns(sa.runs[0], sb.runs[0])
+		if ld.scorer != nil {
+			scoring.Redact(rd, ld.scorer.secrets())
+		}
 	}
 	return writeDiff(a.stdout, opts.format, c, rd)
 }
@@ -250,6 +256,18 @@ func (rs *runScorer) options(fixture string) (*scoring.Options, error) {
 	o := &scoring.Options{Now: now, Secrets: c.Secrets(), CountTokens: rs.tokens.Count, Tokenizer: recorder.Tokenizer, Cache: rs.cache}
 	rs.fixtures[fixture] = o
 	return o, nil
+}
+
+// secrets returns the canaries of every fixture scored so far, for the
+// report to mask (scoring.ReportInput.Secrets).
+func (rs *runScorer) secrets() []string {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	var out []string
+	for _, o := range rs.fixtures {
+		out = append(out, o.Secrets...)
+	}
+	return out
 }
 
 func (rs *runScorer) score(run *traces.Run) (*scoring.RunMetrics, error) {

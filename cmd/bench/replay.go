@@ -235,6 +235,7 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 		Title: "bench replay: " + label, Stage: opts.stage, Results: res.Current.Results(),
 		Comparison: scoring.CompareResults(baseLabel, base.Results(), curLabel, res.CurrentPooled.Results(), nil),
 		Gate:       gate, Meta: res.Meta.Meta(), Misses: scoring.FoldMisses(res.Misses), ExitCode: verdictExit,
+		Secrets: scorer.secrets(),
 	})
 	if err := writeReplayReports(a, opts, rep); err != nil {
 		return err

@@ -135,7 +135,7 @@ func runReport(_ context.Context, a *app, opts *reportOptions) error {
 		title = "release " + opts.release
 	}
 	rep := scoring.BuildReport(&scoring.ReportInput{
-		Title: title, Results: agg.Results(), NoVerdict: true, Meta: rmeta,
+		Title: title, Results: agg.Results(), NoVerdict: true, Meta: rmeta, Secrets: scorer.secrets(),
 		Compare: &scoring.CompareOptions{Seed: opts.seed},
 	})
 	if opts.release == "" {

@@ -1,0 +1,77 @@
+package scoring
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// Redact masks every secret wherever it appears in v (a pointer to a
+// report, a comparison or a run diff): in the safety table, the replay
+// misses (which quote tool results), the errors, the labels. A report must
+// not leak what it flags, in any section or format. Each secret is shown
+// by its first four characters.
+func Redact(v any, secrets []string) {
+	secrets = slices.Compact(slices.Sorted(slices.Values(secrets)))
+	// Longer secrets first, so that one that contains another is masked
+	// whole.
+	slices.SortStableFunc(secrets, func(a, b string) int { return len(b) - len(a) })
+	var pairs []string
+	for _, s := range secrets {
+		if s != "" {
+			pairs = append(pairs, s, redact(s))
+		}
+	}
+	if len(pairs) == 0 {
+		return
+	}
+	redactValue(reflect.ValueOf(v), strings.NewReplacer(pairs...), map[uintptr]bool{})
+}
+
+// redactValue replaces secrets in every settable string reachable from v.
+func redactValue(v reflect.Value, repl *strings.Replacer, seen map[uintptr]bool) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() || seen[v.Pointer()] {
+			return
+		}
+		seen[v.Pointer()] = true
+		redactValue(v.Elem(), repl, seen)
+	case reflect.Interface:
+		if !v.IsNil() {
+			// Not settable in place: rebuild it when it holds a string.
+			if e := v.Elem(); e.Kind() == reflect.String && v.CanSet() {
+				v.Set(reflect.ValueOf(repl.Replace(e.String())).Convert(e.Type()))
+			}
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				redactValue(v.Field(i), repl, seen)
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Uint8 { // json.RawMessage
+			if v.CanSet() && v.Len() > 0 {
+				v.SetBytes([]byte(repl.Replace(string(v.Bytes()))))
+			}
+			return
+		}
+		for i := range v.Len() {
+			redactValue(v.Index(i), repl, seen)
+		}
+	case reflect.Map:
+		for _, k := range v.MapKeys() {
+			e := reflect.New(v.Type().Elem()).Elem()
+			e.Set(v.MapIndex(k))
+			redactValue(e, repl, seen)
+			v.SetMapIndex(k, e)
+		}
+	case reflect.String:
+		if v.CanSet() {
+			if s := v.String(); s != "" {
+				v.SetString(repl.Replace(s))
+			}
+		}
+	}
+}
