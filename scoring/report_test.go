@@ -441,3 +441,56 @@ func TestReportMasksSecretsEverywhere(t *testing.T) {
 		}
 	}
 }
+
+// A JSON report writes null, not 0, for what was not measured, says why,
+// and reads back (issue 15, item 9).
+func TestReportJSONNullForUnmeasured(t *testing.T) {
+	runs, _ := suiteRuns(t, variant{})
+	rep := BuildReport(&ReportInput{Title: "absent", Current: runs, NoVerdict: true})
+	var b bytes.Buffer
+	if err := WriteJSON(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Results struct {
+			Suites    []map[string]any `json:"suites"`
+			Scenarios []map[string]any `json:"scenarios"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, s := range doc.Results.Suites {
+		if s["scenarios"].(float64) != 0 {
+			if s["task_success_rate"] == nil || s["status"] != nil {
+				t.Errorf("a measured suite: %v", s)
+			}
+			continue
+		}
+		checked++
+		for _, k := range []string{"task_success_rate", "tool_selection_accuracy", "param_accuracy", "token_usage", "latency_ms", "api_call_excess"} {
+			if v, ok := s[k]; !ok || v != nil {
+				t.Errorf("absent suite %s/%s: %s = %v, want null", s["server"], s["suite"], k, v)
+			}
+		}
+		if s["status"] != "absent" {
+			t.Errorf("absent suite says %v, want status absent", s["status"])
+		}
+	}
+	for _, g := range doc.Results.Scenarios {
+		if g["absent"] == true && (g["pass_at_k"] != nil || g["pass"] != nil || g["status"] != "absent") {
+			t.Errorf("absent scenario: %v", g)
+		}
+	}
+	if checked == 0 {
+		t.Fatal("the report has no absent suite")
+	}
+	back, err := ReadReport(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Runs()) != len(rep.Runs()) {
+		t.Errorf("read back %d runs, want %d", len(back.Runs()), len(rep.Runs()))
+	}
+}
