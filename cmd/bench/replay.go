@@ -36,6 +36,7 @@ type replayOptions struct {
 	resolution time.Duration
 	callTO     time.Duration
 	runTO      time.Duration
+	passEnv    []string
 }
 
 func newReplayCmd(a *app) *cobra.Command {
@@ -83,7 +84,9 @@ keep the default of 1 where latency is gated and the machine is small.
 
 Exit codes: 0 pass, 1 regression past a threshold, 2 bad input, 3 safety
 failure, 4 setup failure (the server or the fake did not start), 5
-inconclusive (more stale runs than the gate allows).`,
+inconclusive (more stale runs than the gate allows).
+
+` + serverEnvHelp,
 		Example: `  bench replay --stage core --server servers/reference.yaml
   bench replay --stage safety --server servers/reference.yaml --report-dir out --format text,json,md,junit
   bench replay --stage core --server servers/reference.yaml --server-env CENTRAL_INJECT=verbose-tools --mode lenient`,
@@ -110,6 +113,7 @@ inconclusive (more stale runs than the gate allows).`,
 	f.DurationVar(&opts.resolution, "latency-resolution", replayer.DefaultResolution, "resolution of live tool time; 0 counts recorded model time only")
 	f.DurationVar(&opts.callTO, "call-timeout", 60*time.Second, "bound on one tool call")
 	f.DurationVar(&opts.runTO, "run-timeout", 15*time.Minute, "bound on one run")
+	addPassEnvFlag(f, &opts.passEnv)
 	return cmd
 }
 
@@ -134,6 +138,9 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 	}
 	profile, err := loadProfile(a, opts.server, opts.serverEnv)
 	if err != nil {
+		return err
+	}
+	if err := checkPassEnv(a, a.stderr, profile, opts.passEnv); err != nil {
 		return err
 	}
 	list, cfg, err := selectWithConfig(opts.scenarios, opts.config, scenarios.Selection{Suite: opts.suite, Stage: opts.stage})
@@ -188,7 +195,7 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 	start := time.Now()
 	res, err := (&batch.Replay{
 		Options: batch.Options{Parallel: opts.parallel, Recorder: recorder.Options{
-			Harness: version, Environ: os.Environ(), Secrets: secrets, CallTimeout: opts.callTO, RunTimeout: opts.runTO,
+			Harness: version, Environ: os.Environ(), PassEnv: opts.passEnv, Secrets: secrets, CallTimeout: opts.callTO, RunTimeout: opts.runTO,
 		}},
 		Store: store, Profile: profile, Refs: refs, Scenarios: selected, ReuseServer: opts.reuse,
 		Mode: mode, Live: live, Resolution: opts.resolution, Score: scorer.score, ScoreRecorded: opts.baseline == "",
