@@ -48,7 +48,7 @@ type Server struct {
 	BaseURL  string // http://127.0.0.1:port, the API root
 	TokenURL string // BaseURL + /as/token.oauth2
 	ProxyURL string // http://127.0.0.1:port, for HTTPS_PROXY
-	CAFile   string // PEM of the per-run CA, in a temp dir the Server owns
+	CAFile   string // PEM of the per-run CA, in a temp dir the Server owns (RunDirPrefix)
 
 	dir       string
 	api       *http.Server
@@ -85,7 +85,7 @@ func StartServer(opts *Options, so *ServerOptions) (*Server, error) {
 	}
 	c := New(opts)
 	s := &Server{Central: c, certs: map[string]*tls.Certificate{}}
-	dir, err := os.MkdirTemp("", "fakecentral-")
+	dir, err := makeRunDir()
 	if err != nil {
 		return nil, fmt.Errorf("start fake central: %w", err)
 	}

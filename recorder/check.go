@@ -38,7 +38,7 @@ func (r *Recorder) Check(ctx context.Context, p *Profile, fixture string) (*Chec
 		return nil, err
 	}
 	s.conn.close()
-	res := &CheckResult{Initialize: s.conn.init, Boot: s.fake.Journal(), Stderr: s.conn.proc.stderrTail()}
+	res := &CheckResult{Initialize: s.conn.init, Boot: s.fake.Journal(), Stderr: redact(s.conn.proc.stderrTail(), s.withheld)}
 	for _, t := range s.conn.tools {
 		name := t.Name
 		if to, ok := p.Adapter.Rename[t.Name]; ok {

@@ -43,6 +43,7 @@
 //	cwd: .                        # relative to the repository root for a profile in servers/,
 //	                              # else to the profile's directory
 //	env: {CENTRAL_BASE_URL: "{central_url}", HTTPS_PROXY: "{proxy_url}", SSL_CERT_FILE: "{ca_file}"}
+//	pass_env: [PYTHONPATH]        # more of the caller's variables the server inherits
 //	url: http://127.0.0.1:{port}/mcp      # http transport
 //	ready: http://127.0.0.1:{port}/readyz # http: 2xx means ready (default: the url answers at all)
 //	start_timeout: 60s            # launch + handshake + tools/list
@@ -54,10 +55,10 @@
 // "mcpServers" format ({"mcpServers": {"NAME": {"command", "args", "env",
 // "cwd", "type", "url"}}}, or VS Code's "servers") is read too; PATH#NAME
 // picks an entry, and the bench fields (ready, start_timeout, writes_env,
-// adapter) may be added to an entry. Every server also gets the fake
-// Central's environment (fakecentral.Server.Env: proxy, CA bundle,
-// FAKECENTRAL_*), after the caller's filtered environment and before the
-// profile's env.
+// adapter, pass_env) may be added to an entry. Every server also gets the
+// fake Central's environment (fakecentral.Server.Env: proxy, CA bundle,
+// FAKECENTRAL_*), after the caller's allowed variables ([ChildEnv]) and
+// before the profile's env.
 //
 // # Replay
 //
@@ -80,9 +81,15 @@
 //
 // # Secrets
 //
-// Model API keys never reach the server (the caller's environment is
-// filtered by [ChildEnv]) and never reach a trace: every string in a run
-// is scrubbed of Options.Secrets before the run is hashed, and HTTP between
+// A server inherits an allowlist of the caller's environment ([ChildEnv]:
+// [BaseEnv], and the variables Options.PassEnv and the profile's pass_env
+// name), so no credential of the caller's shell reaches it, whatever its
+// name. Model API keys never reach a trace: every string in a run is
+// scrubbed of Options.Secrets before the run is hashed, and HTTP between
 // bench and a streamable HTTP server is captured with Authorization and
-// API-key headers redacted.
+// API-key headers redacted. The values of the caller's environment that
+// the server was not given and wrote anyway (a .env file, its parent's
+// environment) are replaced by [redacted:NAME] wherever they reach the run
+// ([RedactedPlaceholder]; runs in which the server wrote none are not
+// changed).
 package recorder

@@ -62,7 +62,7 @@ func TestNPMServers(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			node, entry := npmServer(t, c.pkg)
 			p := npmProfile(t, c.name, c.transport, append([]string{node, entry}, c.args...)...)
-			rec := New(&Options{Environ: os.Environ(), StopGrace: 200 * time.Millisecond})
+			rec := New(&Options{Environ: os.Environ(), PassEnv: []string{ownerVar}, StopGrace: 200 * time.Millisecond})
 			defer rec.Close()
 			res, err := rec.Check(context.Background(), p, "")
 			if err != nil {

@@ -235,35 +235,4 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// ChildEnv filters the caller's environment (os.Environ in the CLI) for a
-// server under test: it drops credentials (model API keys, tokens,
-// secrets, passwords) and proxy settings (the fake Central provides its
-// own). The profile's own env is added after it.
-func ChildEnv(environ []string) []string {
-	var out []string
-	for _, kv := range environ {
-		k, _, _ := strings.Cut(kv, "=")
-		if dropVar(k) {
-			continue
-		}
-		out = append(out, kv)
-	}
-	return out
-}
-
-func dropVar(k string) bool {
-	u := strings.ToUpper(k)
-	for _, s := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH"} {
-		if strings.Contains(u, s) {
-			return true
-		}
-	}
-	for _, p := range []string{"OPENAI_", "ANTHROPIC_", "AWS_", "AZURE_", "GOOGLE_", "FAKECENTRAL_", "CENTRAL_"} {
-		if strings.HasPrefix(u, p) {
-			return true
-		}
-	}
-	return strings.HasSuffix(u, "_PROXY") || u == "SSL_CERT_FILE" || u == "REQUESTS_CA_BUNDLE" || u == "NODE_EXTRA_CA_CERTS" || u == "CURL_CA_BUNDLE"
-}
-
 var errNotStarted = errors.New("server did not start")

@@ -51,6 +51,10 @@ type Profile struct {
 	Cwd string `yaml:"cwd" json:"cwd,omitempty"`
 	// Env is added to the child's environment. Values are templated.
 	Env map[string]string `yaml:"env" json:"env,omitempty"`
+	// PassEnv names variables of the user's environment the server
+	// inherits beside the base ones (BaseEnv): nothing else of the user's
+	// environment reaches it.
+	PassEnv []string `yaml:"pass_env" json:"pass_env,omitempty"`
 	// URL is the streamable HTTP endpoint (http transport). Templated.
 	URL string `yaml:"url" json:"url,omitempty"`
 	// Ready is a URL that answers 2xx once the server is ready (http
@@ -252,6 +256,7 @@ type mcpServer struct {
 	StartTimeout Duration          `json:"start_timeout"`
 	WritesEnv    map[string]string `json:"writes_env"`
 	Adapter      Adapter           `json:"adapter"`
+	PassEnv      []string          `json:"pass_env"`
 }
 
 func parseMCPServers(file string, data []byte, name string) (*Profile, error) {
@@ -285,7 +290,7 @@ func parseMCPServers(file string, data []byte, name string) (*Profile, error) {
 		return nil, fmt.Errorf("%s: no server %q (have %s)", file, name, strings.Join(names, ", "))
 	}
 	p := &Profile{Name: name, Repo: "local", Env: e.Env, Cwd: e.Cwd, URL: e.URL, Ready: e.Ready,
-		StartTimeout: e.StartTimeout, WritesEnv: e.WritesEnv, Adapter: e.Adapter}
+		StartTimeout: e.StartTimeout, WritesEnv: e.WritesEnv, Adapter: e.Adapter, PassEnv: e.PassEnv}
 	switch e.Type {
 	case "", "stdio":
 		p.Transport = TransportStdio
@@ -335,6 +340,9 @@ func (p *Profile) fill() error {
 	}
 	if p.ProtocolVersion == "" {
 		p.ProtocolVersion = DefaultProtocolVersion
+	}
+	if err := CheckPassEnv(p.PassEnv); err != nil {
+		errs = append(errs, fmt.Errorf("pass_env: %w", err))
 	}
 	seen := map[string]string{}
 	for _, from := range sortedKeys(p.Adapter.Rename) {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -38,9 +39,14 @@ type Options struct {
 	// wall clock, as a recording measures them, so that both are scored
 	// by the same rule (scoring.LatencyResolution).
 	Wall func() time.Time
-	// Environ is the environment servers inherit, before ChildEnv filters
-	// it. Default none (the CLI passes os.Environ()).
+	// Environ is the caller's environment (the CLI passes os.Environ()).
+	// A server inherits only its base variables and those PassEnv or the
+	// profile's pass_env name ([ChildEnv]); the values of the others that
+	// the server writes into a run are redacted from it. Default none.
 	Environ []string
+	// PassEnv names more variables of Environ that servers inherit (the
+	// CLI's --pass-env), beside the profile's pass_env.
+	PassEnv []string
 	// Secrets are scrubbed from every run before it is hashed: model API
 	// keys and anything else that must never reach a trace. Values shorter
 	// than 4 bytes are ignored.
@@ -246,6 +252,9 @@ type slot struct {
 	key  string
 	fake *fakecentral.Server
 	conn *conn
+	// withheld are the values of the caller's environment the server was
+	// not given: redacted from what it writes into a run.
+	withheld []withheldValue
 }
 
 // New returns a Recorder.
@@ -499,7 +508,7 @@ func (r *Recorder) Run(ctx context.Context, job *Job) (*traces.Run, error) {
 		rc.addJournal(s.fake.Journal(), nil)
 		s.fake.Close()
 		run.Events = rc.events
-		return r.scrub(run)
+		return r.scrub(run, s.withheld)
 	}
 	c := s.conn
 	initEv := c.init
@@ -569,7 +578,7 @@ func (r *Recorder) Run(ctx context.Context, job *Job) (*traces.Run, error) {
 		s.fake.Close()
 	}
 	run.Events = rc.events
-	return r.scrub(run)
+	return r.scrub(run, s.withheld)
 }
 
 // callError turns a failed tools/call into a result for the model. A
@@ -682,7 +691,8 @@ func (r *Recorder) start(ctx context.Context, key string, p *Profile, fx *fakece
 			return s, fmt.Errorf("picking a port: %w", err)
 		}
 	}
-	env := append(ChildEnv(r.opts.Environ), fake.Env()...)
+	pass := append(slices.Clone(p.PassEnv), r.opts.PassEnv...)
+	env := append(ChildEnv(r.opts.Environ, pass), fake.Env()...)
 	for _, k := range sortedKeys(p.Env) {
 		env = append(env, k+"="+v.Expand(p.Env[k]))
 	}
@@ -691,6 +701,7 @@ func (r *Recorder) start(ctx context.Context, key string, p *Profile, fx *fakece
 			env = append(env, k+"="+v.Expand(p.WritesEnv[k]))
 		}
 	}
+	s.withheld = withheld(r.opts.Environ, pass, env)
 	c, err := launch(ctx, p, v, env, &r.opts)
 	if err != nil {
 		return s, fmt.Errorf("server %s: %w", p.Name, err)
@@ -796,9 +807,12 @@ func (c *capture) addJournal(entries []fakecentral.Entry, callPos map[int]int) {
 	c.events = append(out, tail...)
 }
 
-// scrub removes the secrets from every string of the run, before it is
-// hashed, and checks that it still encodes.
-func (r *Recorder) scrub(run *traces.Run) (*traces.Run, error) {
+// scrub removes the secrets from every string of the run, and the values
+// of the caller's environment withheld from the server from what the
+// server wrote (scrubEnv), before it is hashed, and checks that it still
+// encodes.
+func (r *Recorder) scrub(run *traces.Run, env []withheldValue) (*traces.Run, error) {
+	run = scrubEnv(run, env)
 	var secrets []string
 	for _, s := range r.opts.Secrets {
 		if len(s) >= 4 {

@@ -37,6 +37,7 @@ type recordOptions struct {
 	reuse       bool
 	callTimeout time.Duration
 	runTimeout  time.Duration
+	passEnv     []string
 }
 
 func newRecordCmd(a *app) *cobra.Command {
@@ -66,7 +67,9 @@ when it cannot set up (bad flags, no store, a server that never starts).
 Models: openai:MODEL (OPENAI_API_KEY, OPENAI_BASE_URL), anthropic:MODEL
 (ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL), baseline
 (offline, lexical), oracle (follows the scenario's expected tools and
-parameters for this server, then submits its reference result).`,
+parameters for this server, then submits its reference result).
+
+` + serverEnvHelp,
 		Example: `  bench record --stage smoke --server servers/reference.yaml --model baseline --runs 5
   bench record --suite alerts --server servers/reference.yaml --model openai:gpt-4.1 --seed 7 --parallel 4`,
 		Args: cobra.NoArgs,
@@ -91,6 +94,7 @@ parameters for this server, then submits its reference result).`,
 	f.BoolVar(&opts.reuse, "reuse-server", false, "keep one server per profile and fixture, resetting the fake between runs")
 	durationVarPositive(f, &opts.callTimeout, "call-timeout", 60*time.Second, "bound on one tool call")
 	durationVarPositive(f, &opts.runTimeout, "run-timeout", 15*time.Minute, "bound on one run")
+	addPassEnvFlag(f, &opts.passEnv)
 	return cmd
 }
 
@@ -114,6 +118,9 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 	}
 	profile, err := loadProfile(a, opts.server, nil)
 	if err != nil {
+		return err
+	}
+	if err := checkPassEnv(a, a.stderr, profile, opts.passEnv); err != nil {
 		return err
 	}
 	selected, err := selectScenarios(nil, opts.config, scenarios.Selection{Suite: opts.suite, Stage: opts.stage, IDs: opts.scenarioIDs})
@@ -148,7 +155,7 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 	prog := newProgress(a.stderr, len(runs))
 	res, err := (&batch.Record{
 		Options: batch.Options{Parallel: opts.parallel, Recorder: recorder.Options{
-			Harness: version, Environ: os.Environ(), Secrets: secrets, CallTimeout: opts.callTimeout, RunTimeout: opts.runTimeout,
+			Harness: version, Environ: os.Environ(), PassEnv: opts.passEnv, Secrets: secrets, CallTimeout: opts.callTimeout, RunTimeout: opts.runTimeout,
 		}},
 		Store: store, Profile: profile, Suite: "golden", Runs: runs,
 		ModelRef: traces.ModelRef{Provider: string(spec.Provider), Name: spec.String(), Seed: opts.seed},

@@ -35,24 +35,26 @@ var (
 // the first caller's temporary directory (kept until the binary exits).
 func referenceServer(t *testing.T) string {
 	t.Helper()
-	refOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "bench-cli-ref-")
-		if err != nil {
-			refErr = err
-			return
-		}
-		refBin = filepath.Join(dir, "central-mcp")
-		cmd := exec.Command("go", "build", "-o", refBin, "./examples/central-mcp")
-		cmd.Dir = "../.."
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			refErr = fmt.Errorf("building the reference server: %v\n%s", err, out)
-		}
-	})
+	refOnce.Do(buildReference)
 	if refErr != nil {
 		t.Fatal(refErr)
 	}
 	return refBin
+}
+
+func buildReference() {
+	dir, err := os.MkdirTemp("", "bench-cli-ref-")
+	if err != nil {
+		refErr = err
+		return
+	}
+	refBin = filepath.Join(dir, "central-mcp")
+	cmd := exec.Command("go", "build", "-o", refBin, "./examples/central-mcp")
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		refErr = fmt.Errorf("building the reference server: %v\n%s", err, out)
+	}
 }
 
 // referenceProfileFile writes a profile like servers/reference.yaml that

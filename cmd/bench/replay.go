@@ -36,6 +36,7 @@ type replayOptions struct {
 	resolution time.Duration
 	callTO     time.Duration
 	runTO      time.Duration
+	passEnv    []string
 }
 
 func newReplayCmd(a *app) *cobra.Command {
@@ -85,7 +86,9 @@ of 1 where latency is gated and the machine is small.
 
 Exit codes: 0 pass, 1 regression past a threshold, 2 bad input, 3 safety
 failure, 4 setup failure (the server or the fake did not start), 5
-inconclusive (more stale runs than the gate allows).`,
+inconclusive (more stale runs than the gate allows).
+
+` + serverEnvHelp,
 		Example: `  bench replay --stage core --server servers/reference.yaml
   bench replay --stage safety --server servers/reference.yaml --report-dir out --format text,json,md,junit
   bench replay --stage core --server servers/reference.yaml --server-env CENTRAL_INJECT=verbose-tools --mode lenient`,
@@ -112,6 +115,7 @@ inconclusive (more stale runs than the gate allows).`,
 	durationVarNonNegative(f, &opts.resolution, "latency-resolution", replayer.DefaultResolution, "step of live time on the replay clock (event times, the fake's clock); 0 counts recorded model time only")
 	durationVarPositive(f, &opts.callTO, "call-timeout", 60*time.Second, "bound on one tool call")
 	durationVarPositive(f, &opts.runTO, "run-timeout", 15*time.Minute, "bound on one run")
+	addPassEnvFlag(f, &opts.passEnv)
 	return cmd
 }
 
@@ -136,6 +140,9 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 	}
 	profile, err := loadProfile(a, opts.server, opts.serverEnv)
 	if err != nil {
+		return err
+	}
+	if err := checkPassEnv(a, a.stderr, profile, opts.passEnv); err != nil {
 		return err
 	}
 	list, cfg, err := selectWithConfig(opts.scenarios, opts.config, scenarios.Selection{Suite: opts.suite, Stage: opts.stage})
@@ -190,7 +197,7 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 	start := time.Now()
 	res, err := (&batch.Replay{
 		Options: batch.Options{Parallel: opts.parallel, Recorder: recorder.Options{
-			Harness: version, Environ: os.Environ(), Secrets: secrets, CallTimeout: opts.callTO, RunTimeout: opts.runTO,
+			Harness: version, Environ: os.Environ(), PassEnv: opts.passEnv, Secrets: secrets, CallTimeout: opts.callTO, RunTimeout: opts.runTO,
 		}},
 		Store: store, Profile: profile, Refs: refs, Scenarios: selected, ReuseServer: opts.reuse,
 		Mode: mode, Live: live, Resolution: opts.resolution, Score: scorer.score, ScoreRecorded: opts.baseline == "",

@@ -27,6 +27,7 @@ type serversCheckOptions struct {
 	profile string
 	fixture string
 	json    bool
+	passEnv []string
 }
 
 func newServersCheckCmd(a *app) *cobra.Command {
@@ -43,7 +44,9 @@ starting. It exits 4 with the server's own message when the server cannot
 start or list its tools.
 
 PROFILE is a servers/*.yaml file or a JSON file in the "mcpServers" format
-MCP clients use (FILE#NAME picks one of several servers).`,
+MCP clients use (FILE#NAME picks one of several servers).
+
+` + serverEnvHelp,
 		Example: `  bench servers check servers/reference.yaml
   bench servers check ~/.config/claude/claude_desktop_config.json#central`,
 		Args: cobra.ExactArgs(1),
@@ -54,6 +57,7 @@ MCP clients use (FILE#NAME picks one of several servers).`,
 	}
 	cmd.Flags().StringVar(&opts.fixture, "fixture", "site-a", "fixture the fake Central serves")
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print the result as JSON")
+	addPassEnvFlag(cmd.Flags(), &opts.passEnv)
 	return cmd
 }
 
@@ -65,7 +69,10 @@ func runServersCheck(ctx context.Context, a *app, opts *serversCheckOptions) err
 	if err := p.ExpandEnv(a.getenv); err != nil {
 		return usageErr(err)
 	}
-	rec := recorder.New(&recorder.Options{Harness: version, Environ: os.Environ()})
+	if err := checkPassEnv(a, a.stderr, p, opts.passEnv); err != nil {
+		return err
+	}
+	rec := recorder.New(&recorder.Options{Harness: version, Environ: os.Environ(), PassEnv: opts.passEnv})
 	defer rec.Close()
 	res, err := rec.Check(ctx, p, opts.fixture)
 	if err != nil {

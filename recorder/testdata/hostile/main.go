@@ -21,6 +21,11 @@
 // HOSTILE_PIDFILE. HOSTILE_ECHO,
 // when set, is written to stderr and returned in every result (the
 // redaction test's fake API key).
+// HOSTILE_DUMP_ENV=1 makes it write its whole environment to stderr at
+// start and return it in every result, as a server that logs its
+// settings does, with the contents of the file HOSTILE_DOTENV names (a
+// .env file it loads). HOSTILE_ENV_FILE, when set, is a file it writes
+// its environment to, one variable a line (the environment tests).
 package main
 
 import (
@@ -57,6 +62,19 @@ func main() {
 	echo := os.Getenv("HOSTILE_ECHO")
 	if echo != "" {
 		fmt.Fprintln(os.Stderr, "hostile: my key is", echo)
+	}
+	if f := os.Getenv("HOSTILE_ENV_FILE"); f != "" {
+		os.WriteFile(f, []byte(strings.Join(os.Environ(), "\n")+"\n"), 0o644)
+	}
+	dumpEnv := os.Getenv("HOSTILE_DUMP_ENV") == "1"
+	var dotenv string
+	if f := os.Getenv("HOSTILE_DOTENV"); f != "" {
+		b, _ := os.ReadFile(f)
+		dotenv = string(b)
+	}
+	if dumpEnv {
+		fmt.Fprintln(os.Stderr, "hostile: environment:", strings.Join(os.Environ(), " "))
+		fmt.Fprintln(os.Stderr, "hostile: loaded .env:", dotenv)
 	}
 	if mode == "log-time" {
 		fmt.Fprintln(os.Stderr, time.Now().Format(time.RFC3339Nano), "INFO hostile: started")
@@ -129,6 +147,10 @@ func main() {
 			text := `{"status":"ok"}`
 			if echo != "" {
 				text = `{"status":"ok","key":"` + echo + `"}`
+			}
+			if dumpEnv {
+				b, _ := json.Marshal(map[string]any{"status": "ok", "environ": os.Environ(), "dotenv": dotenv})
+				text = string(b)
 			}
 			switch mode {
 			case "log-time":

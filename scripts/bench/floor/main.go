@@ -376,7 +376,7 @@ func (f *floor) start(ctx context.Context, r *run) (*slot, error) {
 			return fail(err)
 		}
 	}
-	env := append(recorder.ChildEnv(os.Environ()), fake.Env()...)
+	env := append(recorder.ChildEnv(os.Environ(), p.PassEnv), fake.Env()...)
 	for _, k := range sortedKeys(p.Env) {
 		env = append(env, k+"="+v.Expand(p.Env[k]))
 	}
