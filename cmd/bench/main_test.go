@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -31,6 +32,14 @@ func TestScripts(t *testing.T) {
 		UpdateScripts: updateScripts,
 		// $REFERENCE_SERVER is bench's reference MCP server, built once:
 		// a profile in a script runs it as command: ["${REFERENCE_SERVER}"].
+		// [netns] holds where `unshare -rn` makes a network namespace
+		// (its loopback is down): scripts use it to take loopback away.
+		Condition: func(cond string) (bool, error) {
+			if cond != "netns" {
+				return false, fmt.Errorf("unknown condition %q", cond)
+			}
+			return exec.Command("unshare", "-rn", "true").Run() == nil, nil
+		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("REFERENCE_SERVER", referenceServer(t))
 			return nil

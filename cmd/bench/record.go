@@ -116,6 +116,9 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 	if err != nil {
 		return usageErr(err)
 	}
+	if err := checkLoopback(); err != nil {
+		return err
+	}
 	profile, err := loadProfile(a, opts.server, nil)
 	if err != nil {
 		return err

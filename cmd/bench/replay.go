@@ -138,6 +138,9 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 			return usageErr(fmt.Errorf("--format %q: want text, json, md or junit", f))
 		}
 	}
+	if err := checkLoopback(); err != nil {
+		return err
+	}
 	profile, err := loadProfile(a, opts.server, opts.serverEnv)
 	if err != nil {
 		return err
