@@ -1,0 +1,291 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+)
+
+// The fault matrix (issue 15): bench is killed, or meets a broken server,
+// model or store, and after each fault it loses no committed run, says what
+// is damaged, records again exactly what is missing, and a final replay
+// passes with no stale run. Every fault is brought about by an event bench
+// or the server reports (a progress line, a server starting), never by a
+// timer: nothing here sleeps.
+
+var (
+	benchBinOnce sync.Once
+	benchBinPath string
+	benchBinErr  error
+)
+
+// benchBinary builds bench once for the tests that must run it as a
+// process of its own (to kill it).
+func benchBinary(t *testing.T) string {
+	t.Helper()
+	benchBinOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "bench-cli-bin-")
+		if err != nil {
+			benchBinErr = err
+			return
+		}
+		benchBinPath = filepath.Join(dir, "bench")
+		cmd := exec.Command("go", "build", "-o", benchBinPath, "./cmd/bench")
+		cmd.Dir = "../.."
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			benchBinErr = fmt.Errorf("building bench: %v\n%s", err, out)
+		}
+	})
+	if benchBinErr != nil {
+		t.Fatal(benchBinErr)
+	}
+	return benchBinPath
+}
+
+// faultEnv is one fault's world: a store, a profile of the reference
+// server that announces each start on a fifo, and bench.
+type faultEnv struct {
+	t       *testing.T
+	dir     string
+	store   string
+	profile string
+	fifo    string
+	bench   string
+	started <-chan struct{} // one value per server start
+}
+
+func newFaultEnv(t *testing.T) *faultEnv {
+	t.Helper()
+	dir := t.TempDir()
+	e := &faultEnv{t: t, dir: dir, store: filepath.Join(dir, "store"), bench: benchBinary(t), fifo: filepath.Join(dir, "starts")}
+	if err := syscall.Mkfifo(e.fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.started = e.starts()
+	e.profile = filepath.Join(dir, "reference.yaml")
+	e.writeProfile(fmt.Sprintf(`[sh, -c, 'echo up > %s; exec %s']`, e.fifo, referenceServer(t)))
+	return e
+}
+
+// writeProfile writes the reference server's profile with command.
+func (e *faultEnv) writeProfile(command string) {
+	data := fmt.Sprintf(`name: reference
+repo: local
+command: %s
+env:
+  CENTRAL_BASE_URL: "{central_url}"
+  CENTRAL_CLIENT_ID: bench-reference
+  CENTRAL_CLIENT_SECRET: bench-reference-secret
+  HTTPS_PROXY: "{proxy_url}"
+  SSL_CERT_FILE: "{ca_file}"
+writes_env: {CENTRAL_WRITES: "1"}
+`, command)
+	if err := os.WriteFile(e.profile, []byte(data), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// starts reads the fifo the servers announce themselves on and sends one
+// value per start, for as long as the process runs (a server waits for a
+// reader before it starts, so there must always be one).
+func (e *faultEnv) starts() <-chan struct{} {
+	ch := make(chan struct{}, 64)
+	go func() {
+		for {
+			f, err := os.Open(e.fifo) // blocks until a server opens it to write
+			if err != nil {
+				return
+			}
+			sc := bufio.NewScanner(f)
+			for sc.Scan() {
+				select {
+				case ch <- struct{}{}:
+				default:
+				}
+			}
+			f.Close()
+		}
+	}()
+	return ch
+}
+
+var faultRecordArgs = []string{"record", "--scenario", "alerts-001", "--scenario", "nac-001", "--model", "baseline", "--runs", "2"}
+
+// run runs bench to the end: its exit code, stdout and stderr.
+func (e *faultEnv) run(args ...string) (int, string, string) {
+	e.t.Helper()
+	cmd := exec.Command(e.bench, append([]string{"--store", e.store}, args...)...)
+	cmd.Dir = e.dir
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		e.t.Fatal(err)
+	}
+	return code, out.String(), errb.String()
+}
+
+var progressLine = regexp.MustCompile(`^\[\d+/\d+\] (\S+): `)
+
+// killAt runs bench and kills it (SIGKILL) when killNow, told each line
+// bench writes on stderr, or the start of a server (line ""), says so. It
+// returns the refs bench reported done before it was killed.
+func (e *faultEnv) killAt(killNow func(line string, done int) bool, args ...string) []string {
+	e.t.Helper()
+	for len(e.started) > 0 { // starts before this command
+		<-e.started
+	}
+	cmd := exec.Command(e.bench, append([]string{"--store", e.store}, args...)...)
+	cmd.Dir = e.dir
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var done []string
+	killed := false
+	for !killed {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				e.t.Fatalf("bench %v ended before the fault point (done: %v)", args, done)
+			}
+			if m := progressLine.FindStringSubmatch(l); m != nil {
+				done = append(done, m[1])
+			}
+			killed = killNow(l, len(done))
+		case <-e.started:
+			killed = killNow("", len(done))
+		}
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		e.t.Fatal(err)
+	}
+	go func() {
+		for range lines {
+		}
+	}()
+	cmd.Wait()
+	return done
+}
+
+// refs lists the store's refs.
+func (e *faultEnv) refs() []string {
+	e.t.Helper()
+	code, out, errOut := e.run("traces", "ls")
+	if code != 0 {
+		e.t.Fatalf("traces ls: exit %d\n%s", code, errOut)
+	}
+	var refs []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if f := strings.Fields(l); len(f) == 2 { // short ID, ref
+			refs = append(refs, f[1])
+		}
+	}
+	return refs
+}
+
+// intact checks that every ref reported done is stored and that the store
+// verifies.
+func (e *faultEnv) intact(done []string) {
+	e.t.Helper()
+	have := map[string]bool{}
+	for _, r := range e.refs() {
+		have[r] = true
+	}
+	for _, r := range done {
+		if !have[r] {
+			e.t.Errorf("%s was reported done and is lost", r)
+		}
+	}
+	if code, out, errOut := e.run("traces", "verify"); code != 0 {
+		e.t.Errorf("traces verify: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// resumeAndReplay resumes the recording, which records exactly the runs
+// not stored, then replays: no stale run, exit 0.
+func (e *faultEnv) resumeAndReplay() {
+	e.t.Helper()
+	before := len(e.refs())
+	code, out, errOut := e.run(append(faultRecordArgs, "--server", e.profile)...)
+	want := fmt.Sprintf("recorded %d of 4 runs (%d already stored)", 4-before, before)
+	if code != 0 || !strings.Contains(out, want) {
+		e.t.Fatalf("resumed record: exit %d, want %q\n%s%s", code, want, out, errOut)
+	}
+	code, out, errOut = e.run("replay", "--suite", "alerts", "--server", e.profile)
+	if code != 0 || !strings.Contains(out, " 0 stale") {
+		e.t.Fatalf("replay after the fault: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+func TestFaultKillRecord(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records with a real server; skipped with -short")
+	}
+	for _, tc := range []struct {
+		name string
+		kill func(line string, done int) bool
+	}{
+		// A server starting while no run is done: the first run is in
+		// flight.
+		{"mid-first-run", func(line string, done int) bool { return line == "" && done == 0 }},
+		// The first run stored: the second in flight, the third's server
+		// starting.
+		{"after-a-run", func(_ string, done int) bool { return done == 1 }},
+		// Every run stored: the summary is next.
+		{"after-the-last-run", func(_ string, done int) bool { return done == 4 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newFaultEnv(t)
+			done := e.killAt(tc.kill, append(faultRecordArgs, "--server", e.profile)...)
+			e.intact(done)
+			e.resumeAndReplay()
+		})
+	}
+}
+
+func TestFaultKillReplay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records and replays with a real server; skipped with -short")
+	}
+	for _, tc := range []struct {
+		name string
+		kill func(line string, done int) bool
+	}{
+		{"mid-first-run", func(line string, done int) bool { return line == "" && done == 0 }},
+		{"after-a-run", func(_ string, done int) bool { return done == 1 }},
+		{"after-the-last-run", func(_ string, done int) bool { return done == 2 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newFaultEnv(t)
+			if code, out, errOut := e.run(append(faultRecordArgs, "--server", e.profile)...); code != 0 {
+				t.Fatalf("record: exit %d\n%s%s", code, out, errOut)
+			}
+			e.killAt(tc.kill, "replay", "--suite", "alerts", "--server", e.profile)
+			e.intact(nil)
+			e.resumeAndReplay()
+		})
+	}
+}
