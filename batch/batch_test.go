@@ -32,6 +32,15 @@ var (
 	refErr  error
 )
 
+// TestMain removes the reference server built for the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if refBin != "" {
+		os.RemoveAll(filepath.Dir(refBin))
+	}
+	os.Exit(code)
+}
+
 // reference builds examples/central-mcp, bench's own real MCP server, once
 // per test binary and returns a profile that launches it over stdio.
 func reference(t *testing.T) *recorder.Profile {

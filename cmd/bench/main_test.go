@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,9 +20,40 @@ import (
 // TestMain lets testscript run `bench` in-process: scripts under
 // testdata/script call it like a user would.
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(removingDirs{m}, map[string]func(){
 		"bench": func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})
+}
+
+// sharedDirs are the directories tests share across the process (built
+// binaries, a recorded fixture store), removed when the tests end.
+var sharedDirs struct {
+	sync.Mutex
+	list []string
+}
+
+// sharedTempDir makes a directory that lives as long as the test process.
+func sharedTempDir(prefix string) (string, error) {
+	dir, err := os.MkdirTemp("", prefix)
+	if err == nil {
+		sharedDirs.Lock()
+		sharedDirs.list = append(sharedDirs.list, dir)
+		sharedDirs.Unlock()
+	}
+	return dir, err
+}
+
+// removingDirs runs the tests, then removes the shared directories.
+type removingDirs struct{ m *testing.M }
+
+func (r removingDirs) Run() int {
+	code := r.m.Run()
+	sharedDirs.Lock()
+	defer sharedDirs.Unlock()
+	for _, d := range sharedDirs.list {
+		os.RemoveAll(d)
+	}
+	return code
 }
 
 // TestScripts runs the end-to-end CLI scripts in testdata/script.

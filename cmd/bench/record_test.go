@@ -43,7 +43,7 @@ func referenceServer(t *testing.T) string {
 }
 
 func buildReference() {
-	dir, err := os.MkdirTemp("", "bench-cli-ref-")
+	dir, err := sharedTempDir("bench-cli-ref-")
 	if err != nil {
 		refErr = err
 		return

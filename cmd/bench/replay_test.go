@@ -41,7 +41,7 @@ var (
 func recordedFixture(t *testing.T) replayFixture {
 	t.Helper()
 	fixtureOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "bench-replay-fixture-")
+		dir, err := sharedTempDir("bench-replay-fixture-")
 		if err != nil {
 			fixtureErr = err.Error()
 			return
