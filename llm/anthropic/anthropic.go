@@ -275,7 +275,8 @@ func response(msg *ant.Message) (*llm.Response, error) {
 	return r, nil
 }
 
-// convertError turns an SDK error into an *llm.APIError or a plain error,
+// convertError turns an SDK error into an *llm.APIError or an
+// *llm.TransportError,
 // with the API key redacted from every message.
 func (m *Model) convertError(ctx context.Context, err error, now time.Time) error {
 	if ctx.Err() != nil {
@@ -297,5 +298,6 @@ func (m *Model) convertError(ctx context.Context, err error, now time.Time) erro
 		}
 		return ae
 	}
-	return errors.New("anthropic: messages: " + llm.Truncate(llm.Redact(err.Error(), m.key), 500))
+	// Transport and decoding errors: keep the words, lose the key.
+	return llm.NewTransportError("anthropic: messages: "+llm.Truncate(llm.Redact(err.Error(), m.key), 500), err)
 }

@@ -255,3 +255,20 @@ func TestWireExact(t *testing.T) {
 		`"tool_choice":{"type":"auto"},"temperature":0.7,"top_p":0.95}`
 	scripted.SameWire(t, want, srv.Requests()[0].Raw)
 }
+
+// A refused key and a closed port classify as no model answering.
+func TestErrorClasses(t *testing.T) {
+	m, _, _ := newModel(t, scripted.Reply{Status: 401, Body: `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`})
+	_, err := m.Generate(context.Background(), testRequest())
+	if got := llm.Classify(err); got != llm.ClassUnavailable {
+		t.Errorf("401: Classify(%v) = %q, want unavailable", err, got)
+	}
+	closed, err := New("claude-test", &Options{APIKey: testKey, BaseURL: "http://127.0.0.1:1/", Retry: llm.RetryPolicy{MaxAttempts: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = closed.Generate(context.Background(), testRequest())
+	if got := llm.Classify(err); got != llm.ClassUnavailable {
+		t.Errorf("connection refused: Classify(%v) = %q, want unavailable", err, got)
+	}
+}

@@ -254,7 +254,8 @@ func (m *Model) response(c *oai.ChatCompletion) (*llm.Response, error) {
 	return r, nil
 }
 
-// convertError turns an SDK error into an *llm.APIError or a plain error,
+// convertError turns an SDK error into an *llm.APIError or an
+// *llm.TransportError,
 // with the API key redacted from every message.
 func (m *Model) convertError(ctx context.Context, err error, now time.Time) error {
 	if ctx.Err() != nil {
@@ -277,5 +278,5 @@ func (m *Model) convertError(ctx context.Context, err error, now time.Time) erro
 		return ae
 	}
 	// Transport and decoding errors: keep the words, lose the key.
-	return errors.New("openai: chat completion: " + llm.Truncate(llm.Redact(err.Error(), m.key), 500))
+	return llm.NewTransportError("openai: chat completion: "+llm.Truncate(llm.Redact(err.Error(), m.key), 500), err)
 }

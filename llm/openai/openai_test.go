@@ -278,3 +278,35 @@ func TestWireExact(t *testing.T) {
 		`"tool_choice":"auto","temperature":0.7,"top_p":0.95,"seed":42,"max_completion_tokens":256}`
 	scripted.SameWire(t, want, srv.Requests()[0].Raw)
 }
+
+// The errors Generate returns classify as what they are: a refused key and
+// a closed port mean no model answered; 5xx past the retries is transient;
+// a 400 is the provider's answer to what the run sent.
+func TestErrorClasses(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		replies []scripted.Reply
+		want    llm.ErrorClass
+	}{
+		{"401", []scripted.Reply{{Status: 401, Body: `{"error":{"message":"Incorrect API key provided"}}`}}, llm.ClassUnavailable},
+		{"503 past the retries", []scripted.Reply{{Status: 503, Body: `{}`}, {Status: 503, Body: `{}`}, {Status: 503, Body: `{}`}}, llm.ClassTransient},
+		{"400", []scripted.Reply{{Status: 400, Body: `{"error":{"message":"Invalid schema for function 'x'"}}`}}, llm.ClassRefused},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, _, _ := newModel(t, c.replies...)
+			_, err := m.Generate(context.Background(), testRequest())
+			if got := llm.Classify(err); got != c.want {
+				t.Errorf("Classify(%v) = %q, want %q", err, got, c.want)
+			}
+		})
+	}
+	// Nothing listens on port 1.
+	m, err := New("gpt-test", &Options{APIKey: testKey, BaseURL: "http://127.0.0.1:1/v1/", Retry: llm.RetryPolicy{MaxAttempts: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Generate(context.Background(), testRequest())
+	if got := llm.Classify(err); got != llm.ClassUnavailable {
+		t.Errorf("connection refused: Classify(%v) = %q, want unavailable", err, got)
+	}
+}
