@@ -100,7 +100,13 @@ type Loop struct {
 	// Emit receives the events as they happen: turns, calls, the answer,
 	// errors. at is the time the event started.
 	Emit func(at time.Time, e traces.Event)
+
+	modelErr error // the error of the model call that ended the run
 }
+
+// ModelError is the error of the model call that ended the last Run, nil
+// if none did: the run's error event keeps it in words only.
+func (l *Loop) ModelError() error { return l.modelErr }
 
 // Run runs the loop and returns its outcome: answered, text, max_turns or
 // error. A model error that has an Outcome() traces.Outcome method (a
@@ -153,6 +159,7 @@ func (l *Loop) Run(ctx context.Context) traces.Outcome {
 		}
 		resp, err := l.Model.Generate(tctx, req)
 		cancel()
+		l.modelErr = err
 		lat := now().Sub(start)
 		if local {
 			// bench's own CPU time, not a model's: counted as none, so

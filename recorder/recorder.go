@@ -354,6 +354,40 @@ func (r *Recorder) Prestart(p *Profile, sc *scenarios.Scenario) {
 	}()
 }
 
+// Preflight starts the fake Central and the server the next run of sc
+// will need, and waits until the server has answered the MCP handshake and
+// listed its tools: an error says why it did not start, and nothing is
+// left running. The started pair is kept for that run, as Prestart keeps
+// one, so the check costs no start of its own.
+func (r *Recorder) Preflight(ctx context.Context, p *Profile, sc *scenarios.Scenario) error {
+	fx, err := r.fixture(sc.Fixture)
+	if err != nil {
+		return fmt.Errorf("scenario %s: fixture: %w", sc.ID, err)
+	}
+	writes := opensWriteGate(sc)
+	key := slotKey(p, fx, writes)
+	ps := &prestart{done: make(chan struct{}), clock: &heldClock{held: time.Now()}}
+	close(ps.done)
+	ps.slot, err = r.start(ctx, key, p, fx, writes, ps.clock.Now)
+	if err != nil {
+		if ps.slot != nil {
+			ps.slot.close()
+		}
+		return err
+	}
+	r.mu.Lock()
+	closed := r.closed
+	if !closed {
+		r.pending[key] = append(r.pending[key], ps)
+	}
+	r.mu.Unlock()
+	if closed {
+		ps.slot.close()
+		return errors.New("recorder: closed")
+	}
+	return nil
+}
+
 // takePrestart returns the server started ahead for key, if there is one
 // that started; nil otherwise.
 func (r *Recorder) takePrestart(ctx context.Context, key string) *slot {
@@ -464,18 +498,75 @@ func (j *Job) modelRef() traces.ModelRef {
 // error only when bench itself cannot set the run up (an unknown fixture,
 // an invalid result schema, a fake Central that does not start).
 func (r *Recorder) Run(ctx context.Context, job *Job) (*traces.Run, error) {
+	run, _, err := r.Attempt(ctx, job)
+	return run, err
+}
+
+// NoResultReason says why a run is no result about the server.
+type NoResultReason string
+
+// The reasons. Every other run is a result, errors included: a server
+// that exits, hangs (call_timeout, timeout), breaks the session
+// (transport) or answers too much (result_too_large) mid-run did so, and a
+// provider that refused what the run sent (llm.ClassRefused) answered it.
+const (
+	// NotStarted: the server did not start: it could not be launched, it
+	// exited or hung during start-up, or it failed the MCP handshake or
+	// the tool list (the run's error is of kind start).
+	NotStarted NoResultReason = "server did not start"
+	// ModelUnavailable: no model answered: the provider could not be
+	// reached or refused the key or the model (llm.ClassUnavailable).
+	ModelUnavailable NoResultReason = "model unavailable"
+	// ModelTransient: the provider failed in a way that may pass: rate
+	// limits or 5xx past the retries, a broken connection, a turn past
+	// TurnTimeout (llm.ClassTransient).
+	ModelTransient NoResultReason = "model failed transiently"
+)
+
+// NoResult says why a run is no result about the server: a recording does
+// not store it as one.
+type NoResult struct {
+	Reason NoResultReason
+	Err    error // what failed, in bench's words
+}
+
+func (n *NoResult) Error() string { return string(n.Reason) + ": " + n.Err.Error() }
+func (n *NoResult) Unwrap() error { return n.Err }
+
+// Attempt is Run, and says besides when the run is no result about the
+// server (see NoResultReason); its run is then complete, for a report.
+func (r *Recorder) Attempt(ctx context.Context, job *Job) (*traces.Run, *NoResult, error) {
+	run, nr, err := r.attempt(ctx, job)
+	if err != nil || run == nil {
+		return run, nil, err
+	}
+	if nr != nil {
+		// In bench's words, after the scrub: the model's error may quote a key.
+		msg := ""
+		for _, e := range run.Events {
+			if e.Kind == traces.KindError && e.Error != nil {
+				msg = e.Error.Message
+				break
+			}
+		}
+		nr.Err = errors.New(msg)
+	}
+	return run, nr, nil
+}
+
+func (r *Recorder) attempt(ctx context.Context, job *Job) (*traces.Run, *NoResult, error) {
 	o := r.opts
 	sc, p := job.Scenario, job.Profile
 	if sc == nil || p == nil || job.Model == nil {
-		return nil, errors.New("recorder: job needs a scenario, a profile and a model")
+		return nil, nil, errors.New("recorder: job needs a scenario, a profile and a model")
 	}
 	fx, err := r.fixture(sc.Fixture)
 	if err != nil {
-		return nil, fmt.Errorf("scenario %s: fixture: %w", sc.ID, err)
+		return nil, nil, fmt.Errorf("scenario %s: fixture: %w", sc.ID, err)
 	}
 	sp, err := r.prepare(sc)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	resultSchema, validate := sp.resultSchema, sp.validate
 	mref := job.modelRef()
@@ -499,7 +590,7 @@ func (r *Recorder) Run(ctx context.Context, job *Job) (*traces.Run, error) {
 	writes := opensWriteGate(sc)
 	s, err := r.acquire(ctx, p, fx, writes)
 	if s == nil {
-		return nil, err // the fake did not start: bench's own failure
+		return nil, nil, err // the fake did not start: bench's own failure
 	}
 	s.fake.SetFaults(faultsOf(sc.Faults))
 	if err != nil {
@@ -508,7 +599,8 @@ func (r *Recorder) Run(ctx context.Context, job *Job) (*traces.Run, error) {
 		rc.addJournal(s.fake.Journal(), nil)
 		s.fake.Close()
 		run.Events = rc.events
-		return r.scrub(run, s.withheld)
+		run, serr := r.scrub(run, s.withheld)
+		return run, &NoResult{Reason: NotStarted, Err: err}, serr
 	}
 	c := s.conn
 	initEv := c.init
@@ -566,7 +658,18 @@ func (r *Recorder) Run(ctx context.Context, job *Job) (*traces.Run, error) {
 		rc.emit(o.Now(), traces.Event{Kind: traces.KindError, Error: &traces.Error{Kind: traces.ErrorTimeout, Message: "run: " + ctx.Err().Error()}})
 		run.Manifest.Outcome = traces.OutcomeError
 	}
-	healthy := run.Manifest.Outcome != traces.OutcomeError && !c.dead()
+	var nr *NoResult
+	if merr := loop.ModelError(); run.Manifest.Outcome == traces.OutcomeError && merr != nil && ctx.Err() == nil {
+		switch llm.Classify(merr) {
+		case llm.ClassUnavailable:
+			nr = &NoResult{Reason: ModelUnavailable, Err: merr}
+		case llm.ClassTransient:
+			nr = &NoResult{Reason: ModelTransient, Err: merr}
+		}
+	}
+	// A reused server is restarted only when it is at fault: a model's
+	// error or a replay miss says nothing of the server's state.
+	healthy := !c.dead() && !rc.serverAtFault()
 	r.release(s, healthy) // a fresh server is stopped here, before the journal is read
 	s.fake.EndToolCall()
 	initEv.Stderr = c.proc.stderrTail()
@@ -578,7 +681,27 @@ func (r *Recorder) Run(ctx context.Context, job *Job) (*traces.Run, error) {
 		s.fake.Close()
 	}
 	run.Events = rc.events
-	return r.scrub(run, s.withheld)
+	run, err = r.scrub(run, s.withheld)
+	return run, nr, err
+}
+
+// serverFaults are the error kinds that leave a server in a state the
+// next run must not meet: exited, wedged on a call, its session broken.
+var serverFaults = map[traces.ErrorKind]bool{
+	traces.ErrorStart: true, traces.ErrorServerExited: true, traces.ErrorTransport: true,
+	traces.ErrorCallTimeout: true, traces.ErrorTimeout: true,
+}
+
+// serverAtFault reports whether an error event of the run is the server's.
+func (c *capture) serverAtFault() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.events {
+		if e.Kind == traces.KindError && e.Error != nil && serverFaults[e.Error.Kind] {
+			return true
+		}
+	}
+	return false
 }
 
 // callError turns a failed tools/call into a result for the model. A
