@@ -33,8 +33,9 @@ type Record struct {
 	// ReuseServer keeps one server per server group, resetting the fake
 	// Central between runs.
 	ReuseServer bool
-	// Force records runs whose ref is stored already; otherwise they are
-	// skipped, so an interrupted recording resumes where it stopped.
+	// Force records runs whose ref is stored already; otherwise a stored
+	// run is skipped, so an interrupted recording resumes where it
+	// stopped, unless it ended in an error: that one is recorded again.
 	Force bool
 	// Progress receives each run, in the order of Runs.
 	Progress func(*Recorded)
@@ -45,10 +46,15 @@ type Recorded struct {
 	Ref     string
 	Index   int // its place in Runs
 	Skipped bool
+	// Retried: a run stored with outcome error was recorded again.
+	Retried bool
 	// Err is bench's own failure to set the run up (not a failure of the
 	// server or the model, which is a stored run with outcome error).
-	Err     error
-	Outcome traces.Outcome
+	Err error
+	// NoResult says why the run, recorded, was not stored: it says
+	// nothing about the server (recorder.NoResultReason).
+	NoResult *recorder.NoResult
+	Outcome  traces.Outcome
 	// FirstError is the kind of the run's first error event, if any.
 	FirstError traces.ErrorKind
 	In, Out    int // tokens
@@ -56,19 +62,42 @@ type Recorded struct {
 
 // RecordResult sums up a recording.
 type RecordResult struct {
-	Recorded, Skipped, StartFailures int
-	ByOutcome                        map[traces.Outcome]int
-	Failures                         map[traces.ErrorKind]int // error kind of the failed runs
-	In, Out                          int
-	Elapsed                          time.Duration
+	// Recorded counts the runs stored, Retried those of them that replace
+	// a stored error run, Skipped the runs stored already.
+	Recorded, Skipped, Retried int
+	ByOutcome                  map[traces.Outcome]int
+	Failures                   map[traces.ErrorKind]int // error kind of the failed runs
+	In, Out                    int
+	Elapsed                    time.Duration
 	// SetupFailures are the runs bench could not set up.
 	SetupFailures []error
+	// NotStored are the runs recorded but not stored, being no result
+	// about the server, by reason.
+	NotStored map[recorder.NoResultReason][]error
 	Times
 }
 
+// NotStoredCount is the number of runs recorded but not stored.
+func (r *RecordResult) NotStoredCount() int {
+	n := 0
+	for _, l := range r.NotStored {
+		n += len(l)
+	}
+	return n
+}
+
 // Run records the runs. It returns an error only when the recording could
-// not go on (an interruption); a run bench could not set up is a setup
-// failure of the result, and the recording goes on.
+// not go on; a run bench could not set up is a setup failure of the
+// result, and the recording goes on.
+//
+// Before the first run, Run starts the server the first run to record
+// needs (recorder.Preflight): a server that does not start stops the
+// recording with nothing stored (*NotStartedError). A run that is no
+// result about the server (recorder.NoResultReason) is reported and not
+// stored, so that a rerun records it; a model that no one answers
+// (recorder.ModelUnavailable) stops the recording (*ModelUnavailableError),
+// as every later run would fail the same way. A stored run that could not
+// be read stops it too, before the first run.
 func (r *Record) Run(ctx context.Context) (*RecordResult, error) {
 	if r.Store == nil || r.Profile == nil || r.NewModel == nil {
 		return nil, errors.New("batch: a recording needs a store, a profile and a model")
@@ -78,19 +107,46 @@ func (r *Record) Run(ctx context.Context) (*RecordResult, error) {
 	o.ReuseServer = r.ReuseServer
 	rec := recorder.New(&o)
 	defer rec.Close()
-	res := &RecordResult{ByOutcome: map[traces.Outcome]int{}, Failures: map[traces.ErrorKind]int{}}
+	res := &RecordResult{ByOutcome: map[traces.Outcome]int{}, Failures: map[traces.ErrorKind]int{},
+		NotStored: map[recorder.NoResultReason][]error{}}
 	job := func(rs RunSpec) *recorder.Job {
 		return &recorder.Job{Suite: r.Suite, Scenario: rs.Scenario, Profile: r.Profile, ModelRef: r.ModelRef,
 			Sampling: r.Sampling, RunIndex: rs.Index}
 	}
-	// stored: the run is in the store and not to be recorded again. The
-	// model ref names the model: the job needs no model to name its ref.
-	stored := func(ref string) bool {
-		if r.Force {
-			return false
+	// The runs' state in the store: to record, stored (skipped), or
+	// stored with outcome error (recorded again).
+	const (
+		todo = iota
+		stored
+		retry
+	)
+	state := make([]int, len(r.Runs))
+	first := -1
+	for i, rs := range r.Runs {
+		if !r.Force {
+			ref := job(rs).Ref()
+			if id, err := r.Store.Ref(ref); err == nil {
+				run, err := r.Store.GetRun(id)
+				if err != nil {
+					return res, fmt.Errorf("reading %s: %w", ref, err)
+				}
+				state[i] = stored
+				if run.Manifest.Outcome == traces.OutcomeError {
+					state[i] = retry
+				}
+			}
 		}
-		_, err := r.Store.Ref(ref)
-		return err == nil
+		if state[i] != stored && first < 0 {
+			first = i
+		}
+	}
+	if first >= 0 {
+		if err := rec.Preflight(ctx, r.Profile, r.Runs[first].Scenario); err != nil {
+			if ctx.Err() != nil {
+				return res, fmt.Errorf("interrupted: %w", ctx.Err())
+			}
+			return res, &NotStartedError{Server: r.Profile.Name, Err: err}
+		}
 	}
 	items := make([]item, len(r.Runs))
 	for i, rs := range r.Runs {
@@ -100,22 +156,23 @@ func (r *Record) Run(ctx context.Context) (*RecordResult, error) {
 		}
 	}
 	type executed struct {
-		ref     string
-		run     *traces.Run
-		err     error
-		skipped bool
+		ref      string
+		run      *traces.Run
+		err      error
+		noResult *recorder.NoResult
+		skipped  bool
 	}
 	p := &pipeline[struct{}, *executed, *Recorded]{
 		workers: r.parallel(), reuse: r.ReuseServer, items: items,
 		prestart: func(_ int, it item) {
-			if rs := r.Runs[it.index]; !stored(job(rs).Ref()) {
-				rec.Prestart(r.Profile, rs.Scenario)
+			if state[it.index] != stored {
+				rec.Prestart(r.Profile, r.Runs[it.index].Scenario)
 			}
 		},
 		execute: func(ctx context.Context, _ int, it item, _ struct{}) (*executed, error) {
 			j := job(r.Runs[it.index])
 			ref := j.Ref()
-			if stored(ref) {
+			if state[it.index] == stored {
 				return &executed{ref: ref, skipped: true}, nil
 			}
 			m, err := r.NewModel(j.Scenario)
@@ -123,16 +180,20 @@ func (r *Record) Run(ctx context.Context) (*RecordResult, error) {
 				return &executed{ref: ref, err: err}, nil
 			}
 			j.Model = m
-			run, err := rec.Run(ctx, j)
+			run, nr, err := rec.Attempt(ctx, j)
 			if ctx.Err() != nil {
 				// Interrupted: the run is not stored; a rerun resumes here.
 				return nil, fmt.Errorf("interrupted: %w", ctx.Err())
 			}
-			return &executed{ref: ref, run: run, err: err}, nil
+			if nr != nil && nr.Reason == recorder.ModelUnavailable {
+				return nil, &ModelUnavailableError{Model: r.ModelRef.Name, Ref: ref, Err: nr.Err}
+			}
+			return &executed{ref: ref, run: run, err: err, noResult: nr}, nil
 		},
 		finish: func(it item, e *executed) (*Recorded, error) {
-			out := &Recorded{Ref: e.ref, Index: it.index, Skipped: e.skipped, Err: e.err}
-			if e.skipped || e.err != nil {
+			out := &Recorded{Ref: e.ref, Index: it.index, Skipped: e.skipped, Err: e.err, NoResult: e.noResult,
+				Retried: state[it.index] == retry}
+			if e.skipped || e.err != nil || e.noResult != nil {
 				return out, nil
 			}
 			if _, err := r.Store.PutRun(e.run, e.ref); err != nil {
@@ -155,16 +216,18 @@ func (r *Record) Run(ctx context.Context) (*RecordResult, error) {
 			case out.Err != nil:
 				rs := r.Runs[it.index]
 				res.SetupFailures = append(res.SetupFailures, fmt.Errorf("%s run %d: %w", rs.Scenario.ID, rs.Index, out.Err))
+			case out.NoResult != nil:
+				res.NotStored[out.NoResult.Reason] = append(res.NotStored[out.NoResult.Reason], fmt.Errorf("%s: %w", out.Ref, out.NoResult))
 			default:
 				res.Recorded++
+				if out.Retried {
+					res.Retried++
+				}
 				res.ByOutcome[out.Outcome]++
 				res.In += out.In
 				res.Out += out.Out
 				if out.Outcome == traces.OutcomeError {
 					res.Failures[out.FirstError]++
-					if out.FirstError == traces.ErrorStart {
-						res.StartFailures++
-					}
 				}
 			}
 			if r.Progress != nil {
@@ -177,3 +240,28 @@ func (r *Record) Run(ctx context.Context) (*RecordResult, error) {
 	res.Elapsed = time.Since(start)
 	return res, err
 }
+
+// NotStartedError is a recording stopped before its first run: the server
+// did not start. Nothing was stored.
+type NotStartedError struct {
+	Server string
+	Err    error
+}
+
+func (e *NotStartedError) Error() string {
+	return fmt.Sprintf("server %s never started, so nothing was recorded: %v", e.Server, e.Err)
+}
+func (e *NotStartedError) Unwrap() error { return e.Err }
+
+// ModelUnavailableError is a recording stopped because no model answered
+// a run: the provider could not be reached or refused the key or the
+// model. That run was not stored.
+type ModelUnavailableError struct {
+	Model, Ref string
+	Err        error
+}
+
+func (e *ModelUnavailableError) Error() string {
+	return fmt.Sprintf("model %s did not answer %s, so the recording stopped (that run was not stored): %v", e.Model, e.Ref, e.Err)
+}
+func (e *ModelUnavailableError) Unwrap() error { return e.Err }

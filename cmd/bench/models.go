@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -14,11 +15,16 @@ import (
 )
 
 // modelFactory returns a constructor of the model for each scenario, and
-// the secrets that must never reach a trace.
+// the secrets that must never reach a trace. A live model whose key is not
+// set is a setup failure naming the variable, unless its base URL is set
+// (a local server may need no key).
 func modelFactory(a *app, spec llm.Spec, server string) (func(*scenarios.Scenario) (llm.Model, error), []string, error) {
 	switch spec.Provider {
 	case llm.ProviderOpenAI:
 		key := a.getenv("OPENAI_API_KEY")
+		if key == "" && a.getenv("OPENAI_BASE_URL") == "" {
+			return nil, nil, setupErr(fmt.Errorf("OPENAI_API_KEY is not set: %s needs it (a local OpenAI-compatible server that needs no key is named by OPENAI_BASE_URL)", spec))
+		}
 		m, err := openai.New(spec.Model, &openai.Options{APIKey: key, BaseURL: a.getenv("OPENAI_BASE_URL")})
 		if err != nil {
 			return nil, nil, usageErr(err)
@@ -28,6 +34,9 @@ func modelFactory(a *app, spec llm.Spec, server string) (func(*scenarios.Scenari
 		key := a.getenv("ANTHROPIC_API_KEY")
 		if key == "" {
 			key = a.getenv("ANTHROPIC_AUTH_TOKEN")
+		}
+		if key == "" && a.getenv("ANTHROPIC_BASE_URL") == "" {
+			return nil, nil, setupErr(fmt.Errorf("ANTHROPIC_API_KEY is not set (nor ANTHROPIC_AUTH_TOKEN): %s needs it", spec))
 		}
 		m, err := anthropic.New(spec.Model, &anthropic.Options{APIKey: key, BaseURL: a.getenv("ANTHROPIC_BASE_URL")})
 		if err != nil {

@@ -55,14 +55,29 @@ so a server's start-up (seconds for many Python servers) overlaps the run
 before; the requests it makes while it starts are journaled at the start
 of its run. --reuse-server keeps one server per fixture instead.
 
-Runs already stored are skipped unless --force, so an interrupted recording
-resumes where it stopped. --shard i/n records the i-th of n deterministic
-slices of the run list (1 <= i <= n), for several CI machines; merge their
-stores with bench traces export/import.
+Runs already stored are skipped, so an interrupted recording resumes where
+it stopped; a stored run that ended in an error is recorded again, and the
+summary counts those ("E errored runs retried"). --force records the runs
+that are stored and good again too. --shard i/n records the i-th of n
+deterministic slices of the run list (1 <= i <= n), for several CI
+machines; merge their stores with bench traces export/import.
 
-A run that fails (the server crashes, hangs or misbehaves; the model errs) is
-stored with its error and counted in the summary; bench exits non-zero only
-when it cannot set up (bad flags, no store, a server that never starts).
+Before the first run, record checks what it can: the model's key is set
+(OPENAI_API_KEY for openai: with the default base URL; ANTHROPIC_API_KEY or
+ANTHROPIC_AUTH_TOKEN for anthropic: with the default base URL), and the
+server starts, answers the MCP handshake and lists its tools (that start
+serves the first run). Either failing exits 4 with nothing stored.
+
+A run that fails because of the server (it crashes, hangs, breaks the
+session or answers too much mid-run) or whose request the provider refused
+(HTTP 400 and the like) is a result: it is stored with its error and
+counted in the summary. A run that says nothing about the server is
+reported and not stored, so that a rerun records it, and bench exits 4:
+the server did not start; no model answered (the provider could not be
+reached, or refused the key or the model: HTTP 401, 403, 404), which also
+stops the recording; the provider failed transiently (HTTP 408, 409, 429
+or 5xx past bench's retries, a connection broken mid-answer, a turn past
+its timeout).
 
 Models: openai:MODEL (OPENAI_API_KEY, OPENAI_BASE_URL), anthropic:MODEL
 (ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL), baseline
@@ -169,6 +184,10 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 				prog.done(r.Ref, "skipped (already stored)", false)
 			case r.Err != nil:
 				prog.done(r.Ref, "setup failure: "+r.Err.Error(), true)
+			case r.NoResult != nil:
+				prog.done(r.Ref, "not stored: "+r.NoResult.Error(), true)
+			case r.Retried:
+				prog.done(r.Ref, string(r.Outcome)+" (errored run retried)", r.Outcome == traces.OutcomeError)
 			default:
 				prog.done(r.Ref, string(r.Outcome), r.Outcome == traces.OutcomeError)
 			}
@@ -183,13 +202,13 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 		return fmt.Errorf("interrupted; rerun the same command to resume: %w", err)
 	}
 	if err != nil {
-		return err
+		return setupErr(err)
 	}
 	if len(res.SetupFailures) > 0 {
 		return setupErr(errors.Join(res.SetupFailures...))
 	}
-	if res.Recorded > 0 && res.StartFailures == res.Recorded {
-		return setupErr(fmt.Errorf("server %s never started (see bench traces show for its stderr)", profile.Name))
+	if n := res.NotStoredCount(); n > 0 {
+		return setupErr(fmt.Errorf("%d run(s) not stored: they say nothing about server %s; rerun the same command to record them", n, profile.Name))
 	}
 	return nil
 }
@@ -220,7 +239,28 @@ func parseShard(s string) (int, int, error) {
 
 // printRecordSummary prints what a recording did.
 func printRecordSummary(w io.Writer, s *batch.RecordResult, total int) {
-	fmt.Fprintf(w, "recorded %d of %d runs (%d already stored) in %s\n", s.Recorded, total, s.Skipped, s.Elapsed.Round(time.Millisecond))
+	retried := ""
+	if s.Retried > 0 {
+		retried = fmt.Sprintf(", %d errored runs retried", s.Retried)
+	}
+	fmt.Fprintf(w, "recorded %d of %d runs (%d already stored%s) in %s\n", s.Recorded, total, s.Skipped, retried, s.Elapsed.Round(time.Millisecond))
+	if n := s.NotStoredCount(); n > 0 {
+		reasons := map[recorder.NoResultReason]int{}
+		var all []error
+		for r, l := range s.NotStored {
+			reasons[r] = len(l)
+			all = append(all, l...)
+		}
+		fmt.Fprintf(w, "  not stored (no result about the server): %d: %s\n", n, joinCounts(reasons))
+		const shown = 5
+		for i, e := range all {
+			if i == shown {
+				fmt.Fprintf(w, "    ... and %d more\n", len(all)-shown)
+				break
+			}
+			fmt.Fprintf(w, "    %s\n", llm.Truncate(strings.ReplaceAll(e.Error(), "\n", " "), 300))
+		}
+	}
 	if len(s.ByOutcome) > 0 {
 		fmt.Fprintf(w, "  outcomes: %s\n", joinCounts(s.ByOutcome))
 	}
