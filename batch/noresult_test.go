@@ -153,3 +153,32 @@ func TestRecordReuseKeepsServerAfterModelErrors(t *testing.T) {
 		t.Errorf("%d servers started for %d server groups whose runs failed on the model's side", n, len(groups))
 	}
 }
+
+// A replay of recorded runs that ended in an error reports them as
+// recorded errors: no miss, not stale, and left out of the comparison.
+func TestReplayRecordedErrors(t *testing.T) {
+	store := openStore(t)
+	p, list := reference(t), pick(t, "alerts-001", "nac-001")
+	if _, _, err := recordWith(t, store, p, list[:1], 2, false, fails(errors.New("the model is broken"))); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := recordWith(t, store, p, list[1:], 2, false, baselineModel); err != nil {
+		t.Fatal(err)
+	}
+	res, seen := replay(t, store, p, list, 1, false)
+	if res.RecordedErrors != 2 || len(res.Misses) != 0 {
+		t.Errorf("%d recorded errors, %d misses; want 2 and none", res.RecordedErrors, len(res.Misses))
+	}
+	for _, r := range seen {
+		want := strings.Contains(r.Ref, "alerts-001")
+		if r.RecordedError != want || (want && (r.Outcome != traces.OutcomeError || !r.Current.RecordedError || r.Current.Stale)) {
+			t.Errorf("%s: recorded error %v, outcome %s, metrics %v/%v", r.Ref, r.RecordedError, r.Outcome, r.Current.RecordedError, r.Current.Stale)
+		}
+	}
+	cur := res.Current.Results()
+	for _, g := range cur.Scenarios {
+		if g.Scenario == "alerts-001" && (g.RecordedErrors != 2 || g.Runs != 0 || g.Stale != 0) {
+			t.Errorf("alerts-001: %d recorded errors, %d runs, %d stale", g.RecordedErrors, g.Runs, g.Stale)
+		}
+	}
+}

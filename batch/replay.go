@@ -56,8 +56,12 @@ type Replayed struct {
 	Index       int    // its place in Refs
 	Outcome     traces.Outcome
 	StartFailed bool // the server did not start
-	Misses      []scoring.Miss
-	Manifest    traces.Manifest // the replay's
+	// RecordedError: the recorded run ended in an error. The replay ends
+	// where it did (replayer.RecordedError); it is not scored, not stale,
+	// and no comparison counts its run index.
+	RecordedError bool
+	Misses        []scoring.Miss
+	Manifest      traces.Manifest // the replay's
 	// Current is the replay's metrics; Recorded the recorded run's, with
 	// ScoreRecorded.
 	Current, Recorded *scoring.RunMetrics
@@ -68,7 +72,10 @@ type Replayed struct {
 type ReplayResult struct {
 	Runs          int
 	StartFailures int
-	FirstRef      string
+	// RecordedErrors counts the replays of recorded runs that ended in an
+	// error.
+	RecordedErrors int
+	FirstRef       string
 	// Current aggregates the replays by server and scenario; CurrentPooled
 	// and RecordedPooled, by scenario alone (how a comparison sees them),
 	// the replays and, with ScoreRecorded, the recorded runs.
@@ -165,6 +172,9 @@ func (r *Replay) Run(ctx context.Context) (*ReplayResult, error) {
 			}
 			if out.StartFailed {
 				res.StartFailures++
+			}
+			if out.RecordedError {
+				res.RecordedErrors++
 			}
 			res.Misses = append(res.Misses, out.Misses...)
 			res.Current.Add(out.Current)
@@ -267,7 +277,8 @@ func (r *Replay) finish(it item, rr *replayedRun) (*Replayed, error) {
 	}
 	man := rr.recorded.Manifest
 	out := &Replayed{Ref: rr.ref, Index: it.index, Outcome: stored.Manifest.Outcome,
-		StartFailed: stored.FirstError() == traces.ErrorStart, Manifest: stored.Manifest}
+		StartFailed: stored.FirstError() == traces.ErrorStart, Manifest: stored.Manifest,
+		RecordedError: man.Outcome == traces.OutcomeError}
 	for _, m := range rr.misses {
 		out.Misses = append(out.Misses, scoring.Miss{Scenario: man.Scenario.ID, Server: r.Profile.Name,
 			RunIndex: man.RunIndex, Turn: m.Turn, Explanation: m.Explain()})
@@ -276,6 +287,9 @@ func (r *Replay) finish(it item, rr *replayedRun) (*Replayed, error) {
 		return nil, err
 	}
 	out.Current.Ref = ReplayRefPrefix + rr.ref
+	if out.RecordedError {
+		out.Current.RecordedError, out.Current.Stale = true, false
+	}
 	if r.ScoreRecorded {
 		if out.Recorded, err = r.Score(rr.recorded); err != nil {
 			return nil, err

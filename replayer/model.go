@@ -78,6 +78,9 @@ type Model struct {
 	divergedAt int // first miss served anyway (Lenient), -1 if none
 	live       bool
 	served     int
+	// recordedErr is the first error of a recorded run that ended in an
+	// error, nil otherwise.
+	recordedErr *traces.Error
 }
 
 // New returns a Model serving run's turns. Turns are matched by position:
@@ -112,8 +115,36 @@ func New(run *traces.Run, o *Options) (*Model, error) {
 		}
 		m.turns = append(m.turns, t)
 	}
+	if man.Outcome == traces.OutcomeError {
+		m.recordedErr = &traces.Error{Kind: traces.ErrorHarness, Message: "no error event"}
+		for _, e := range run.Events {
+			if e.Kind == traces.KindError && e.Error != nil {
+				m.recordedErr = e.Error
+				break
+			}
+		}
+	}
 	return m, nil
 }
+
+// RecordedError is the error Generate returns when it is asked for a turn
+// past the last of a recorded run that ended in an error: the replay ends
+// where the recording did, with an error, and is no miss.
+type RecordedError struct {
+	Turn int
+	// Recorded is the recorded run's first error.
+	Recorded traces.Error
+}
+
+func (e *RecordedError) Error() string {
+	return fmt.Sprintf("replay turn %d: the recording ended here in an error (%s: %s)", e.Turn, e.Recorded.Kind, e.Recorded.Message)
+}
+
+// Outcome is the outcome the run ends with: error, as the recording's.
+func (e *RecordedError) Outcome() traces.Outcome { return traces.OutcomeError }
+
+// RecordedError reports whether the recorded run ended in an error.
+func (m *Model) RecordedError() bool { return m.recordedErr != nil }
 
 // Name is the recorded model's name: request keys and reports name the
 // model that answered, not the replay.
@@ -158,6 +189,9 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	}
 	if rec != nil && key == rec.key {
 		return m.serve(rec), nil
+	}
+	if rec == nil && i == len(m.turns) && m.recordedErr != nil {
+		return nil, &RecordedError{Turn: i, Recorded: *m.recordedErr}
 	}
 	miss, err := m.explain(i, rec, req, key)
 	if err != nil {

@@ -394,3 +394,35 @@ func TestRecordedSampling(t *testing.T) {
 		}
 	}
 }
+
+// A recorded run that ended in an error replays to that point and ends
+// there with the recorded error, in every mode: no miss, not stale.
+func TestRecordedErrorIsNoMiss(t *testing.T) {
+	for _, mode := range []Mode{Strict, Lenient} {
+		// The model's first call failed: no turn was recorded.
+		noTurn := &traces.Run{Manifest: traces.Manifest{Format: traces.FormatVersion, Mode: traces.ModeRecord, Outcome: traces.OutcomeError,
+			Model: traces.ModelRef{Provider: "openai", Name: "openai:gpt-x"}},
+			Events: []traces.Event{{Kind: traces.KindError, Error: &traces.Error{Kind: traces.ErrorModel, Message: "openai: chat completion: dial tcp: lookup api.openai.com: no such host"}}}}
+		m, _ := New(noTurn, &Options{Mode: mode})
+		_, err := m.Generate(context.Background(), turn0())
+		var re *RecordedError
+		if !errors.As(err, &re) || re.Outcome() != traces.OutcomeError || !strings.Contains(err.Error(), "no such host") {
+			t.Errorf("%s: err = %v, want the recorded error", mode, err)
+		}
+		if len(m.Misses()) != 0 || !m.RecordedError() {
+			t.Errorf("%s: %d misses, recorded error %v; want none and true", mode, len(m.Misses()), m.RecordedError())
+		}
+
+		// The server crashed after the first turn's call.
+		crashed := handRun(t)
+		crashed.Manifest.Outcome = traces.OutcomeError
+		crashed.Events = append(crashed.Events[:2], traces.Event{Kind: traces.KindError, Error: &traces.Error{Kind: traces.ErrorServerExited, Message: "call 0 (get_wlan): the server exited"}})
+		m, _ = New(crashed, &Options{Mode: mode})
+		if _, err := m.Generate(context.Background(), turn0()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Generate(context.Background(), baseRequest()); !errors.As(err, &re) || re.Turn != 1 || re.Recorded.Kind != traces.ErrorServerExited {
+			t.Errorf("%s: past the crash: err = %v, want the recorded error at turn 1", mode, err)
+		}
+	}
+}

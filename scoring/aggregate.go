@@ -3,6 +3,8 @@ package scoring
 import (
 	"cmp"
 	"slices"
+
+	"github.com/mcpbench/bench/traces"
 )
 
 // Metric names a per-run metric that aggregates and compares.
@@ -111,10 +113,13 @@ type ScenarioResult struct {
 	// Absent: the server has no coverage for the scenario.
 	Absent bool `json:"absent,omitempty"`
 	// Runs counts the scored runs; Stale and Diverged count replay
-	// outcomes (stale runs are not scored).
-	Runs     int `json:"runs"`
-	Stale    int `json:"stale,omitempty"`
-	Diverged int `json:"diverged,omitempty"`
+	// outcomes (stale runs are not scored); RecordedErrors counts the
+	// replays of recorded runs that ended in an error (not scored, and
+	// not stale, whatever the replay's outcome).
+	Runs           int `json:"runs"`
+	Stale          int `json:"stale,omitempty"`
+	Diverged       int `json:"diverged,omitempty"`
+	RecordedErrors int `json:"recorded_errors,omitempty"`
 	// Successes counts task successes; Pass is a strict majority of them.
 	Successes int     `json:"successes"`
 	Pass      bool    `json:"pass"`
@@ -145,8 +150,10 @@ type runSummary struct {
 	gateAbsent int
 	safety     []SafetyFinding
 	// Flags: stale, absent, diverged, task success, all parameters
-	// matched, safety failure.
+	// matched, safety failure; errored (outcome error), replaying a
+	// recorded error.
 	stale, absent, diverged, taskSuccess, paramsAllMatch, safetyFailure bool
+	errored, recordedError                                              bool
 }
 
 // numMetrics is len(metricOrder).
@@ -168,7 +175,10 @@ func summarize(rm *RunMetrics, model string) runSummary {
 	s := runSummary{
 		runIndex: rm.RunIndex, model: model, runID: rm.RunID, gateAbsent: len(rm.GateAbsent), safety: rm.Safety,
 		stale: rm.Stale, absent: rm.Absent, diverged: rm.Diverged, taskSuccess: rm.TaskSuccess, paramsAllMatch: rm.ParamsAllMatch,
-		safetyFailure: rm.SafetyFailure,
+		safetyFailure: rm.SafetyFailure, errored: rm.Outcome == traces.OutcomeError, recordedError: rm.RecordedError,
+	}
+	if s.recordedError {
+		s.stale = false // a recorded error, not a miss
 	}
 	for i, m := range metricOrder {
 		s.values[i] = rm.Value(m)
@@ -176,8 +186,9 @@ func summarize(rm *RunMetrics, model string) runSummary {
 	return s
 }
 
-// scored reports whether a run counts in the metrics: not stale, not absent.
-func (s *runSummary) scored() bool { return !s.stale && !s.absent }
+// scored reports whether a run counts in the metrics: not stale, not
+// absent, not the replay of a recorded error.
+func (s *runSummary) scored() bool { return !s.stale && !s.absent && !s.recordedError }
 
 // summaries returns the scenario's run summaries: the ones it was built
 // with, or for results built by hand or read back from JSON, summaries of
@@ -203,6 +214,7 @@ type SuiteSummary struct {
 	Absent            int     `json:"absent"`
 	Runs              int     `json:"runs"`
 	Stale             int     `json:"stale"`
+	RecordedErrors    int     `json:"recorded_errors,omitempty"`
 	TaskSuccessRate   float64 `json:"task_success_rate"`
 	ToolSelectionRate float64 `json:"tool_selection_accuracy"`
 	ParamAccuracy     float64 `json:"param_accuracy"`
@@ -355,6 +367,10 @@ func finishScenario(g *ScenarioResult, k int) {
 		if !rs.absent {
 			absent = false
 		}
+		if rs.recordedError {
+			g.RecordedErrors++
+			continue
+		}
 		if rs.stale {
 			g.Stale++
 			continue
@@ -420,6 +436,7 @@ func summarizeSuites(list []*ScenarioResult) []*SuiteSummary {
 			s.SafetyFailures += g.SafetyFailures
 			s.GateAbsentWrites += g.GateAbsentWrites
 			s.Stale += g.Stale
+			s.RecordedErrors += g.RecordedErrors
 			if g.Absent {
 				s.Absent++
 				continue

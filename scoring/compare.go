@@ -92,12 +92,15 @@ type ScenarioDelta struct {
 	// Status: "regressed" (any metric), "improved", "unchanged", "absent"
 	// (absent on either side), "added" (only in current), "removed" (only
 	// in baseline).
-	Status     string  `json:"status"`
-	BeforeRuns int     `json:"before_runs"`
-	AfterRuns  int     `json:"after_runs"`
-	BeforePass bool    `json:"before_pass"`
-	AfterPass  bool    `json:"after_pass"`
-	Deltas     []Delta `json:"deltas,omitempty"`
+	Status     string `json:"status"`
+	BeforeRuns int    `json:"before_runs"`
+	AfterRuns  int    `json:"after_runs"`
+	BeforePass bool   `json:"before_pass"`
+	AfterPass  bool   `json:"after_pass"`
+	// Excluded counts the run indices left out of both sides (see
+	// CompareResults); BeforeRuns and AfterRuns count the runs compared.
+	Excluded int     `json:"excluded_runs,omitempty"`
+	Deltas   []Delta `json:"deltas,omitempty"`
 }
 
 // Delta returns the scenario's delta of m, if any.
@@ -125,12 +128,15 @@ type McNemarResult struct {
 // Comparison compares two sets of runs (baseline and current), scenario by
 // scenario and for the suite.
 type Comparison struct {
-	Baseline  string           `json:"baseline"`
-	Current   string           `json:"current"`
-	Seed      uint64           `json:"seed"`
-	Resamples int              `json:"resamples"`
-	Alpha     float64          `json:"alpha"`
-	Paired    int              `json:"paired_scenarios"`
+	Baseline  string  `json:"baseline"`
+	Current   string  `json:"current"`
+	Seed      uint64  `json:"seed"`
+	Resamples int     `json:"resamples"`
+	Alpha     float64 `json:"alpha"`
+	Paired    int     `json:"paired_scenarios"`
+	// Excluded counts the run indices left out of both sides, over every
+	// scenario.
+	Excluded  int              `json:"excluded_runs,omitempty"`
 	Scenarios []*ScenarioDelta `json:"scenarios"`
 	Suite     []Delta          `json:"suite"`
 	McNemar   McNemarResult    `json:"mcnemar"`
@@ -148,11 +154,25 @@ func Compare(baselineName string, baseline []*RunMetrics, currentName string, cu
 // Aggregator with PoolServers set (KeepRuns is not needed): a caller that
 // streams runs compares them without keeping their metrics. Given the
 // same runs, it returns what Compare returns.
+//
+// The sides are compared run index by run index: a run index that is no
+// measure on one side is left out of both, per scenario, and counted in
+// Excluded. No measure: a stale run or the replay of a recorded error on
+// either side, or a run of the baseline that ended in an error (a
+// recording cut short is no reference). A current run that ends in an
+// error where the baseline's did not is kept: it is the server's failure.
 func CompareResults(baselineName string, baseline *Results, currentName string, current *Results, opts *CompareOptions) *Comparison {
 	o := opts.withDefaults()
 	c := &Comparison{Baseline: baselineName, Current: currentName, Seed: o.Seed, Resamples: o.Resamples, Alpha: o.Alpha}
 	before := byScenario(baseline)
 	after := byScenario(current)
+	excluded := map[string]int{}
+	for id, b := range before {
+		if a := after[id]; a != nil {
+			before[id], after[id], excluded[id] = paired(b, a)
+			c.Excluded += excluded[id]
+		}
+	}
 	ids := make([]string, 0, len(before)+len(after))
 	for id := range before {
 		ids = append(ids, id)
@@ -166,7 +186,7 @@ func CompareResults(baselineName string, baseline *Results, currentName string, 
 	diffs := map[Metric][]float64{}
 	for _, id := range ids {
 		b, a := before[id], after[id]
-		sd := &ScenarioDelta{Scenario: id}
+		sd := &ScenarioDelta{Scenario: id, Excluded: excluded[id]}
 		switch {
 		case b == nil:
 			sd.Suite, sd.Status, sd.AfterRuns = a.Suite, "added", a.Runs
@@ -277,6 +297,42 @@ func pool(runs []*RunMetrics) *Results {
 		a.Add(rm)
 	}
 	return a.Results()
+}
+
+// paired returns the two sides of a scenario without the run indices that
+// are no measure on either side (see CompareResults), and how many run
+// indices it left out. Sides with nothing to leave out come back as they
+// are.
+func paired(b, a *ScenarioResult) (*ScenarioResult, *ScenarioResult, int) {
+	out := map[int]bool{}
+	bs, as := b.summaries(), a.summaries()
+	for _, rs := range bs {
+		if rs.stale || rs.recordedError || rs.errored {
+			out[rs.runIndex] = true
+		}
+	}
+	for _, rs := range as {
+		if rs.stale || rs.recordedError {
+			out[rs.runIndex] = true
+		}
+	}
+	if len(out) == 0 {
+		return b, a, 0
+	}
+	keep := func(g *ScenarioResult, list []runSummary) *ScenarioResult {
+		c := &ScenarioResult{Scenario: g.Scenario, Suite: g.Suite, Category: g.Category, Server: g.Server}
+		for _, rs := range list {
+			if !out[rs.runIndex] {
+				c.runs = append(c.runs, rs)
+			}
+		}
+		finishScenario(c, DefaultK)
+		if len(c.runs) == 0 {
+			c.Absent = g.Absent
+		}
+		return c
+	}
+	return keep(b, bs), keep(a, as), len(out)
 }
 
 // byScenario indexes one side's results by scenario id.

@@ -170,6 +170,9 @@ type Verdict struct {
 	GateAbsentWrites int `json:"gate_absent_writes"`
 	Runs             int `json:"runs"`
 	StaleRuns        int `json:"stale_runs"`
+	// RecordedErrors counts the replays of recorded runs that ended in an
+	// error: not stale, not scored, not compared.
+	RecordedErrors int `json:"recorded_errors,omitempty"`
 }
 
 // SafetyRows lists every safety finding of the results, in result order.
@@ -201,6 +204,9 @@ func Evaluate(g *Gate, current *Results, c *Comparison) *Verdict {
 			if rs.stale {
 				v.StaleRuns++
 			}
+			if rs.recordedError {
+				v.RecordedErrors++
+			}
 		}
 	}
 	v.Safety = SafetyRows(current)
@@ -217,6 +223,10 @@ func Evaluate(g *Gate, current *Results, c *Comparison) *Verdict {
 		failures = append(failures, fmt.Sprintf("%d run(s) with a safety failure (allowed: %d)", safetyRuns, maxViolations))
 	}
 	inconclusive := false
+	if v.Runs > 0 && v.RecordedErrors == v.Runs {
+		inconclusive = true
+		failures = append(failures, fmt.Sprintf("all %d runs replay recorded errors: nothing was measured (bench record records errored runs again)", v.Runs))
+	}
 	if v.Runs > 0 && g.MaxStaleShare != nil {
 		share := float64(v.StaleRuns) / float64(v.Runs)
 		if share > *g.MaxStaleShare {

@@ -126,6 +126,11 @@ type RunMetrics struct {
 	Stale bool `json:"stale,omitempty"`
 	// Diverged: a lenient replay served a recorded turn after a miss.
 	Diverged bool `json:"diverged,omitempty"`
+	// RecordedError: a replay of a recorded run that ended in an error
+	// (the replay's caller sets it). Its recording is no reference: it is
+	// not scored, and counted apart; a comparison leaves its run index
+	// out of both sides.
+	RecordedError bool `json:"recorded_error,omitempty"`
 
 	TaskSuccess     bool     `json:"task_success"`
 	ResultValid     bool     `json:"result_valid"`

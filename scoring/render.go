@@ -8,6 +8,12 @@ import (
 	"text/tabwriter"
 )
 
+// The notes beside the counts of runs that are no measure.
+const (
+	recordedErrorsNote = "replays of runs whose recording ended in an error: not scored, not compared; bench record records them again"
+	excludedNote       = "stale, replaying a recorded error, or ended in an error in the baseline"
+)
+
 // formatValue prints a metric value the way every report does.
 func formatValue(m Metric, v float64) string {
 	switch m {
@@ -74,6 +80,9 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			fmt.Fprintf(&b, "- %s\n", mdEscape(reason))
 		}
 		fmt.Fprintf(&b, "\n%d runs, %d stale, %d write(s) without the server's confirmation step (gate-absence differential, not pass/fail).\n", v.Runs, v.StaleRuns, v.GateAbsentWrites)
+		if v.RecordedErrors > 0 {
+			fmt.Fprintf(&b, "\nRecorded errors: %d (%s).\n", v.RecordedErrors, recordedErrorsNote)
+		}
 		if len(v.Safety) > 0 {
 			b.WriteString("\n### Safety failures\n\n| scenario | server | run | rule | detail |\n|---|---|---|---|---|\n")
 			for _, s := range v.Safety {
@@ -116,6 +125,9 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	var folded strings.Builder
 	if c := r.Comparison; c != nil {
 		fmt.Fprintf(&folded, "\n<details><summary>Comparison with %s (%d paired scenarios)</summary>\n\n", c.Baseline, c.Paired)
+		if c.Excluded > 0 {
+			fmt.Fprintf(&folded, "Left out of both sides: %d run(s) (%s).\n\n", c.Excluded, excludedNote)
+		}
 		writeSuiteDeltasMD(&folded, c)
 		writeScenarioDeltasMD(&folded, c)
 		folded.WriteString("\n</details>\n")
@@ -222,6 +234,9 @@ func WriteText(w io.Writer, r *Report) error {
 			fmt.Fprintf(&b, "  - %s\n", reason)
 		}
 		fmt.Fprintf(&b, "  %d runs, %d stale, %d gate-absent write(s)\n", v.Runs, v.StaleRuns, v.GateAbsentWrites)
+		if v.RecordedErrors > 0 {
+			fmt.Fprintf(&b, "  recorded errors: %d (%s)\n", v.RecordedErrors, recordedErrorsNote)
+		}
 	}
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	safety := []SafetyRow(nil)
@@ -265,6 +280,9 @@ func WriteText(w io.Writer, r *Report) error {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%+.4g\t%s\t%s\n", d.Metric, formatValue(d.Metric, d.Before), formatValue(d.Metric, d.After), d.Diff, ci(d), d.Change)
 		}
 		fmt.Fprintf(tw, "McNemar (task success, %d paired)\t\t\t\tp=%.3g\t%d broke, %d fixed\n", c.Paired, c.McNemar.P, c.McNemar.Broke, c.McNemar.Fixed)
+		if c.Excluded > 0 {
+			fmt.Fprintf(tw, "left out of both sides: %d run(s) (%s)\n", c.Excluded, excludedNote)
+		}
 	}
 	tw.Flush()
 	_, err := io.WriteString(w, b.String())
@@ -354,6 +372,8 @@ func WriteJUnit(w io.Writer, r *Report) error {
 			tc.Failure = &junitMessage{Type: "regression", Message: lines[0], Text: strings.Join(lines, "\n")}
 		case g.Runs == 0 && g.Stale > 0:
 			tc.Skipped = &junitMessage{Message: fmt.Sprintf("stale: %d run(s) stopped at a replay miss", g.Stale)}
+		case g.Runs == 0 && g.RecordedErrors > 0:
+			tc.Skipped = &junitMessage{Message: fmt.Sprintf("recorded errors: %d run(s) whose recording ended in an error", g.RecordedErrors)}
 		}
 		js.Tests++
 		if tc.Failure != nil {

@@ -53,7 +53,9 @@ under <suite>/<server>/<model>/<scenario>/<run-index>.
 While a run runs, the server the next run needs starts in the background,
 so a server's start-up (seconds for many Python servers) overlaps the run
 before; the requests it makes while it starts are journaled at the start
-of its run. --reuse-server keeps one server per fixture instead.
+of its run. --reuse-server keeps one server per fixture instead, restarted
+only when it is at fault (it exited, its session broke, a call or the run
+timed out), not after a model's error.
 
 Runs already stored are skipped, so an interrupted recording resumes where
 it stopped; a stored run that ended in an error is recorded again, and the

@@ -57,7 +57,14 @@ word diff of the description and a JSON-path diff of the schema; the
 message that differs, with a JSON-path diff of the tool result; sampling;
 system prompt) and handled by --mode: strict stops the run (outcome stale),
 lenient serves the recorded turn anyway (outcome diverged), live asks
---live-model from the miss on.
+--live-model from the miss on. A recorded run that ended in an error
+replays to where it ended and stops there with that error: a recorded
+error, counted apart ("recorded errors: N"), neither stale nor scored.
+
+Stale runs, recorded errors and the baseline's runs that ended in an error
+are left out of both sides of the comparison, run index by run index, and
+counted ("left out of both sides: N run(s)"); a replay that fails where its
+recording did not stays in: that is the server's failure.
 
 The replay runs are stored under replay/<recorded ref>, scored, compared
 with the baseline (default: the recorded runs themselves; or a ref prefix,
@@ -76,7 +83,9 @@ counts recorded model time only.
 
 The server a run needs starts in the background while the run before it
 replays (with --reuse-server, each fixture's server while the previous
-fixture's runs replay), so start-up does not add to the replay's time.
+fixture's runs replay), so start-up does not add to the replay's time. A
+reused server is restarted only when it is at fault (it exited, its session
+broke, a call or the run timed out), not after a miss.
 
 --parallel N replays N runs at once, each with its own server and fake
 Central; the reports are the same as with one at a time (results are
@@ -210,7 +219,11 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 			if len(r.Misses) > 0 {
 				note = fmt.Sprintf(" (%d miss(es), first at turn %d)", len(r.Misses), r.Misses[0].Turn)
 			}
-			fmt.Fprintf(a.stderr, "[%d/%d] %s: %s%s\n", r.Index+1, len(refs), r.Ref, r.Outcome, note)
+			outcome := string(r.Outcome)
+			if r.RecordedError {
+				outcome = "recorded error (the recording ended in an error; not scored, not compared)"
+			}
+			fmt.Fprintf(a.stderr, "[%d/%d] %s: %s%s\n", r.Index+1, len(refs), r.Ref, outcome, note)
 		},
 	}).Run(ctx)
 	var ee *exitError
@@ -250,8 +263,12 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 	if err := writeReplayReports(a, opts, rep); err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stderr, "replayed %d runs in %s: %d miss(es), verdict %s (exit %d)\n",
-		res.Runs, time.Since(start).Round(time.Millisecond), len(res.Misses), rep.Verdict.Status, rep.Verdict.ExitCode)
+	recErrs := ""
+	if res.RecordedErrors > 0 {
+		recErrs = fmt.Sprintf(", %d recorded error(s)", res.RecordedErrors)
+	}
+	fmt.Fprintf(a.stderr, "replayed %d runs in %s: %d miss(es)%s, verdict %s (exit %d)\n",
+		res.Runs, time.Since(start).Round(time.Millisecond), len(res.Misses), recErrs, rep.Verdict.Status, rep.Verdict.ExitCode)
 	if rep.Verdict.ExitCode != 0 {
 		return &silentExit{code: rep.Verdict.ExitCode}
 	}
