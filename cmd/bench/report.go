@@ -30,11 +30,14 @@ func newReportCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report [--release VERSION] [--from REF-PREFIX...]",
 		Short: "Score stored runs: the scoreboard, or the results page of a release",
-		Long: `Report scores the stored runs under the --from ref prefixes (default: every
-ref) and prints the scoreboard: per server and suite, task success, tool
-selection, parameter accuracy, tokens and latency (mean and p95), excess API
-calls and safety failures; per scenario, median [IQR] over its runs. Servers
-without a tool for a scenario are shown as absent.
+		Long: `Report scores the stored runs under the --from ref prefixes and prints the
+scoreboard. Without --from it scores every recorded run and leaves out the
+replay runs (bench replay's, under replay/), saying how many; with --from it
+scores every run under the prefixes, recorded or replayed, and says what it
+pooled when it holds both. The scoreboard: per server and suite, task
+success, tool selection, parameter accuracy, tokens and latency (mean and
+p95), excess API calls and safety failures; per scenario, median [IQR] over
+its runs. Servers without a tool for a scenario are shown as absent.
 
 With --release VERSION it writes the results page instead:
 <out-dir>/benchmark-results-<VERSION>.md (methodology version, servers with
@@ -50,7 +53,7 @@ the same SHAs and store reproduces it byte for byte.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.release, "release", "", "write the results page of release VERSION")
-	cmd.Flags().StringSliceVar(&opts.from, "from", nil, "ref prefixes of the runs to score (repeatable; default: all)")
+	cmd.Flags().StringSliceVar(&opts.from, "from", nil, "ref prefixes of the runs to score (repeatable; default: every recorded run, no replay run)")
 	cmd.Flags().StringVar(&opts.outDir, "out-dir", "docs", "directory of the results page (with --release)")
 	cmd.Flags().StringVar(&opts.format, "format", "text", "output format without --release: text, json, md or junit")
 	cmd.Flags().StringSliceVar(&opts.scenarios, "scenarios", nil, "scenario manifests (files or directories; default: the built-in golden suite)")
@@ -112,21 +115,40 @@ func runReport(_ context.Context, a *app, opts *reportOptions) error {
 	agg.KeepRuns = opts.release == "" && opts.format == "json"
 	var meta scoring.MetaBuilder
 	tokenizer := ""
-	for i, r := range refs {
+	scored, recorded, replays, leftOut := 0, 0, 0, 0
+	for _, r := range refs {
 		run, err := s.GetRun(r.Run)
 		if err != nil {
 			return err
+		}
+		if run.Manifest.Mode == traces.ModeReplay {
+			if len(opts.from) == 0 {
+				leftOut++
+				continue
+			}
+			replays++
+		} else {
+			recorded++
 		}
 		m, err := scorer.score(run)
 		if err != nil {
 			return err
 		}
 		m.Ref = r.Name
-		if i == 0 {
+		if scored == 0 {
 			tokenizer = m.Tokenizer
 		}
+		scored++
 		meta.Add(&run.Manifest)
 		agg.Add(m)
+	}
+	switch {
+	case scored == 0:
+		return usageErr(fmt.Errorf("no recorded runs in %s, only %d replay run(s) (--from replay/ scores them)", s.Dir(), leftOut))
+	case leftOut > 0:
+		fmt.Fprintf(a.stderr, "report: scored %d recorded run(s); left out %d replay run(s) (--from replay/ scores them)\n", recorded, leftOut)
+	case recorded > 0 && replays > 0:
+		fmt.Fprintf(a.stderr, "report: pooled %d recorded and %d replay run(s) under %q\n", recorded, replays, prefixes)
 	}
 	rmeta := meta.Meta()
 	rmeta.Tokenizer = tokenizer
