@@ -6,8 +6,9 @@ import "encoding/json"
 // reads 0 as 0%. A summary of no value, the rates of a suite with no
 // scenario the server covers, the pass figures of a scenario with no
 // scored run are null, and the suite or scenario says why ("absent": the
-// server has no tool for it; "unscored": every run was stale). Reading a
-// report back (ReadReport) takes null as 0 with the counts that explain it.
+// server has no tool for it; "unscored": every run was stale or a recorded
+// error). Reading a report back (ReadReport) takes null as 0 with the
+// counts that explain it.
 
 // MarshalJSON writes null for a summary of no value.
 func (s Summary) MarshalJSON() ([]byte, error) {
@@ -42,7 +43,7 @@ func (s SuiteSummary) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalJSON writes the pass figures of a scenario with no scored run
-// (absent, or every run stale) as null.
+// (absent, or every run stale or a recorded error) as null.
 func (g ScenarioResult) MarshalJSON() ([]byte, error) {
 	type plain ScenarioResult
 	if g.Runs > 0 {
