@@ -15,7 +15,7 @@ import (
 
 // ReportFormat is the version of the JSON report (docs/methodology.md,
 // "Report format"). ReadReport rejects other versions.
-const ReportFormat = 1
+const ReportFormat = 2
 
 // Report is what bench replay, bench diff and bench report print: the
 // scored runs, their aggregation, the comparison with a baseline and the
@@ -339,8 +339,8 @@ func ReadReport(rd io.Reader) (*Report, error) {
 	if err := json.NewDecoder(rd).Decode(&r); err != nil {
 		return nil, fmt.Errorf("reading report: %w", err)
 	}
-	if r.Format != ReportFormat {
-		return nil, fmt.Errorf("report format %d: this bench reads format %d", r.Format, ReportFormat)
+	if r.Format != ReportFormat && r.Format != 1 { // format 1 wrote 0 where format 2 writes null
+		return nil, fmt.Errorf("report format %d: this bench reads formats 1 and %d", r.Format, ReportFormat)
 	}
 	if r.Results == nil {
 		return nil, fmt.Errorf("reading report: no results")

@@ -13,6 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpbench/bench/traces"
+
+	"github.com/mcpbench/bench/scoring"
 )
 
 var updateGolden = flag.Bool("update-golden", false, "rewrite cmd/bench/testdata/scoring golden files")
@@ -144,7 +146,7 @@ func TestDiffReportFiles(t *testing.T) {
 	}
 	// A report scored under another methodology is compared with a warning.
 	old, _ := os.ReadFile(filepath.Join(dir, "base.json"))
-	old = bytes.Replace(old, []byte(`"methodology": "1.0"`), []byte(`"methodology": "0.9"`), 1)
+	old = bytes.Replace(old, []byte(`"methodology": "`+scoring.MethodologyVersion+`"`), []byte(`"methodology": "0.9"`), 1)
 	os.WriteFile(filepath.Join(dir, "old.json"), old, 0o644)
 	code, _, stderr = runBench(t, "diff", filepath.Join(dir, "old.json"), filepath.Join(dir, "page.json"))
 	if code != exitOK || !strings.Contains(stderr, "scored under methodology 0.9") {
