@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -319,4 +320,19 @@ func inspectLibfaketime(path string) libfaketime {
 		return libfaketime{err: fmt.Errorf("%s does not look like libfaketime (it does not define clock_gettime and ft_mode)", path)}
 	}
 	return libfaketime{fixed: semClockwait}
+}
+
+// dropFaketimeShm removes what libfaketime older than 0.9.12 (which
+// ignores FAKETIME_DISABLE_SHM) leaves in /dev/shm for the server's
+// process when it does not exit cleanly (a signal, or an exec that skips
+// its destructor): a semaphore and a segment named by the pid of the first
+// process that loaded it, the server's leader. Called once the server has
+// stopped; nothing to do for other servers.
+func (p *process) dropFaketimeShm() {
+	if p == nil || p.pgid <= 0 {
+		return
+	}
+	pid := strconv.Itoa(p.pgid)
+	os.Remove("/dev/shm/faketime_shm_" + pid)
+	os.Remove("/dev/shm/sem.faketime_sem_" + pid)
 }

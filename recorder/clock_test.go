@@ -171,3 +171,61 @@ func TestInspectLibfaketime(t *testing.T) {
 		t.Error("a missing library passed")
 	}
 }
+
+// TestPinnedServerLeavesNoSharedMemory: a pinned server that bench has to
+// kill leaves nothing of libfaketime's in /dev/shm (versions before 0.9.12
+// keep a semaphore and a segment there, named by the server's pid, and
+// remove them only on a clean exit).
+func TestPinnedServerLeavesNoSharedMemory(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	if systemLibfaketime() == "" {
+		t.Skip("libfaketime is not installed (apt-get install libfaketime)")
+	}
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	// A server that ignores SIGTERM and outlives its stdin: bench SIGKILLs it.
+	writeScript(t, dir, "server.js", `'use strict';
+const fs = require('fs');
+fs.writeFileSync(process.env.PID_FILE, process.pid + ' ' + fs.existsSync('/dev/shm/faketime_shm_' + process.pid));
+process.on('SIGTERM', () => {});
+setInterval(() => {}, 1000);
+require('readline').createInterface({ input: process.stdin }).on('line', (line) => {
+  const m = JSON.parse(line);
+  if (m.id === undefined) return;
+  const result = m.method === 'initialize'
+    ? { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'stubborn', version: '1' } }
+    : m.method === 'tools/list' ? { tools: [{ name: 'noop', inputSchema: { type: 'object' } }] } : {};
+  process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result }) + '\n');
+});
+`)
+	p := &Profile{Name: "stubborn", Command: []string{node, "server.js"}, Env: map[string]string{"PID_FILE": pidFile}}
+	if err := p.fill(); err != nil {
+		t.Fatal(err)
+	}
+	p.Dir = dir
+	if !PlanClock(p, nil).Pinned() {
+		t.Skipf("not pinned here: %s", PlanClock(p, nil).Note)
+	}
+	r := New(&Options{StopGrace: 50 * time.Millisecond})
+	defer r.Close()
+	if _, err := r.Check(context.Background(), p, ""); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, had, _ := strings.Cut(string(b), " ")
+	if had != "true" {
+		t.Logf("this libfaketime keeps nothing in /dev/shm (FAKETIME_DISABLE_SHM): nothing to clean")
+	}
+	for _, f := range []string{"/dev/shm/faketime_shm_" + pid, "/dev/shm/sem.faketime_sem_" + pid} {
+		if _, err := os.Stat(f); err == nil {
+			os.Remove(f)
+			t.Errorf("%s was left behind", f)
+		}
+	}
+}
