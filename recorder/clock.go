@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"debug/elf"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -228,7 +229,7 @@ func shebang(path string) (string, []string) {
 		return "", nil
 	}
 	defer f.Close()
-	line, err := bufio.NewReaderSize(f, 256).ReadString('\n')
+	line, err := bufio.NewReader(io.LimitReader(f, 512)).ReadString('\n')
 	if err != nil && line == "" {
 		return "", nil
 	}
