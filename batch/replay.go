@@ -240,7 +240,7 @@ func (r *Replay) replayOne(ctx context.Context, rec *recorder.Recorder, clock *r
 			return err
 		}
 	}
-	m, err := replayer.New(rr.recorded, &replayer.Options{Mode: r.Mode, Live: live, Clock: clock, ToolCache: keys})
+	m, err := replayer.New(rr.recorded, &replayer.Options{Mode: r.Mode, Live: live, Clock: clock, ToolCache: keys, Normalize: r.Profile.Normalizer()})
 	if err != nil {
 		return err
 	}

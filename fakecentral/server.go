@@ -173,12 +173,12 @@ func (s *Server) makeCA() error {
 	if err != nil {
 		return err
 	}
-	now := s.opts.Now()
+	notBefore, notAfter := s.certWindow()
 	tmpl := &x509.Certificate{
 		SerialNumber:          big.NewInt(1),
 		Subject:               pkix.Name{CommonName: "bench fakecentral per-run CA", Organization: []string{"bench"}},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(7 * 24 * time.Hour),
+		NotBefore:             notBefore,
+		NotAfter:              notAfter,
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
@@ -208,13 +208,13 @@ func (s *Server) leaf(host string) (*tls.Certificate, error) {
 	if err != nil {
 		return nil, err
 	}
-	now := s.opts.Now()
+	notBefore, notAfter := s.certWindow()
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(int64(len(s.certs) + 2)),
 		Subject:      pkix.Name{CommonName: host},
 		DNSNames:     []string{host},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(7 * 24 * time.Hour),
+		NotBefore:    notBefore,
+		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}

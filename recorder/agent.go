@@ -100,6 +100,10 @@ type Loop struct {
 	// Emit receives the events as they happen: turns, calls, the answer,
 	// errors. at is the time the event started.
 	Emit func(at time.Time, e traces.Event)
+	// Normalize, when set, rewrites tool results as the requests' keys and
+	// the trace see them (the profile's normalize rules); the model is sent
+	// them as they are.
+	Normalize reqkey.Normalizer
 
 	modelErr error // the error of the model call that ended the run
 }
@@ -137,6 +141,7 @@ func (l *Loop) Run(ctx context.Context) traces.Outcome {
 		Tools: tools, Sampling: l.Sampling}
 	calls := 0
 	enc := reqkey.NewEncoder(l.Key, l.ToolCache)
+	enc.SetNormalizer(l.Normalize)
 	var est *usageEstimator // for a model that reports no usage
 	fail := func(at time.Time, kind traces.ErrorKind, msg string) {
 		l.Emit(at, traces.Event{Kind: traces.KindError, Error: &traces.Error{Kind: kind, Message: msg}})
@@ -204,7 +209,7 @@ func (l *Loop) Run(ctx context.Context) traces.Outcome {
 		l.Emit(start, traces.Event{Kind: traces.KindTurn, Turn: &traces.Turn{
 			Index: turn, Key: key, Request: reqJSON, Response: traceResp,
 			Usage: usage, LatencyUS: lat.Microseconds(), Attempts: attemptsOf(resp),
-		}})
+		}, Normalized: enc.Normalized()})
 		// Build the next request as a copy: a model (or the replayer) may
 		// keep the request it was given.
 		next := *req

@@ -70,6 +70,7 @@ func (c *conn) close() {
 	} else if c.proc != nil {
 		c.proc.stop()
 	}
+	c.proc.dropFaketimeShm()
 }
 
 // dead reports whether the server process has exited.
@@ -96,6 +97,7 @@ func launch(ctx context.Context, p *Profile, v Vars, env []string, o *Options) (
 	fail := func(err error) (*conn, error) {
 		if c.proc != nil {
 			c.proc.kill()
+			c.proc.dropFaketimeShm()
 			if st := c.proc.exitStatus(); st != "" && ctx.Err() == nil {
 				err = fmt.Errorf("%w (server %s)", err, st)
 			}

@@ -71,6 +71,13 @@ type Profile struct {
 	ProtocolVersion string `yaml:"protocol_version" json:"protocol_version,omitempty"`
 	// Adapter renames tools between the server and the model.
 	Adapter Adapter `yaml:"adapter" json:"adapter,omitzero"`
+	// Clock is how bench sets the server's clock: auto (the default, ""),
+	// pinned or wall (docs/clock.md).
+	Clock string `yaml:"clock" json:"clock,omitempty"`
+	// Normalize are the rules that replace volatile text (the time a
+	// server prints) before runs are hashed and requests keyed
+	// (docs/clock.md).
+	Normalize []NormalizeRule `yaml:"normalize" json:"normalize,omitempty"`
 
 	// File is where the profile was read from; Dir is the directory that
 	// relative paths (cwd) resolve against.
@@ -257,6 +264,8 @@ type mcpServer struct {
 	WritesEnv    map[string]string `json:"writes_env"`
 	Adapter      Adapter           `json:"adapter"`
 	PassEnv      []string          `json:"pass_env"`
+	Clock        string            `json:"clock"`
+	Normalize    []NormalizeRule   `json:"normalize"`
 }
 
 func parseMCPServers(file string, data []byte, name string) (*Profile, error) {
@@ -290,7 +299,8 @@ func parseMCPServers(file string, data []byte, name string) (*Profile, error) {
 		return nil, fmt.Errorf("%s: no server %q (have %s)", file, name, strings.Join(names, ", "))
 	}
 	p := &Profile{Name: name, Repo: "local", Env: e.Env, Cwd: e.Cwd, URL: e.URL, Ready: e.Ready,
-		StartTimeout: e.StartTimeout, WritesEnv: e.WritesEnv, Adapter: e.Adapter, PassEnv: e.PassEnv}
+		StartTimeout: e.StartTimeout, WritesEnv: e.WritesEnv, Adapter: e.Adapter, PassEnv: e.PassEnv,
+		Clock: e.Clock, Normalize: e.Normalize}
 	switch e.Type {
 	case "", "stdio":
 		p.Transport = TransportStdio
@@ -360,6 +370,7 @@ func (p *Profile) fill() error {
 			errs = append(errs, err)
 		}
 	}
+	errs = append(errs, checkClock(p.Clock), compileRules(p.Normalize))
 	return errors.Join(errs...)
 }
 

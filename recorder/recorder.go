@@ -581,7 +581,7 @@ func (r *Recorder) attempt(ctx context.Context, job *Job) (*traces.Run, *NoResul
 		Server: traces.ServerRef{Name: p.Name, Repo: p.Repo, SHA: p.SHA, ProfileHash: p.Hash()},
 		Model:  mref, RunIndex: job.RunIndex,
 		Fixture: traces.FixtureRef{Name: sc.Fixture, Hash: fx.Version()},
-		Harness: o.Harness, SystemPrompt: SystemPromptID(),
+		Harness: o.Harness, SystemPrompt: SystemPromptID(), Clock: o.clockPlan(p).Manifest,
 	}}
 	rc := &capture{start: start}
 	ctx, cancel := context.WithTimeout(ctx, o.RunTimeout)
@@ -645,7 +645,7 @@ func (r *Recorder) attempt(ctx context.Context, job *Job) (*traces.Run, *NoResul
 		Model: job.Model, Key: reqkey.Scope{Provider: mref.Provider, Model: mref.Name, Scenario: sc.ID, RunIndex: job.RunIndex},
 		ToolCache: r.keys, Intent: sc.Intent, Tools: modelTools, toolsJSON: ts.json, ResultSchema: resultSchema, ValidateResult: validate,
 		Sampling: job.Sampling, MaxTurns: sc.Turns(), Tokens: o.Tokens,
-		Exec: exec, TurnTimeout: o.TurnTimeout, Now: o.Now, Wall: o.Wall,
+		Exec: exec, TurnTimeout: o.TurnTimeout, Now: o.Now, Wall: o.Wall, Normalize: p.Normalizer(),
 		Emit: func(at time.Time, e traces.Event) {
 			pos := rc.emit(at, e)
 			if e.Kind == traces.KindCall {
@@ -680,6 +680,7 @@ func (r *Recorder) attempt(ctx context.Context, job *Job) (*traces.Run, *NoResul
 	if !(o.ReuseServer && healthy) {
 		s.fake.Close()
 	}
+	normalizeEvents(p, rc.events)
 	run.Events = rc.events
 	run, err = r.scrub(run, s.withheld)
 	return run, nr, err
@@ -825,6 +826,7 @@ func (r *Recorder) start(ctx context.Context, key string, p *Profile, fx *fakece
 		}
 	}
 	s.withheld = withheld(r.opts.Environ, pass, env)
+	env = r.opts.pinClock(p, env, fx.Now())
 	c, err := launch(ctx, p, v, env, &r.opts)
 	if err != nil {
 		return s, fmt.Errorf("server %s: %w", p.Name, err)

@@ -108,11 +108,18 @@ const maxDetail = 12
 // prompt, sampling, tool choice, tools (removed, added, changed, by name in
 // the order of the recorded then the live list), messages.
 func Explain(recorded, live *llm.Request) ([]Difference, error) {
-	rec, err := reqkey.Normalized(recorded)
+	return ExplainBy(recorded, live, nil)
+}
+
+// ExplainBy is Explain under a server profile's normalizer: tool results
+// are compared as their keys see them (reqkey.NormalizedBy), so that a
+// time the rules replace is no difference.
+func ExplainBy(recorded, live *llm.Request, n reqkey.Normalizer) ([]Difference, error) {
+	rec, err := reqkey.NormalizedBy(recorded, n)
 	if err != nil {
 		return nil, fmt.Errorf("recorded request: %w", err)
 	}
-	cur, err := reqkey.Normalized(live)
+	cur, err := reqkey.NormalizedBy(live, n)
 	if err != nil {
 		return nil, fmt.Errorf("live request: %w", err)
 	}

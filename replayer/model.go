@@ -53,6 +53,10 @@ type Options struct {
 	// (the tool list of a server is then encoded once, not once per run).
 	// Default: the Model's own.
 	ToolCache *reqkey.ToolCache
+	// Normalize is the server profile's normalizer of tool results
+	// (recorder.Profile.Normalizer): the live requests are keyed under it,
+	// as the recording keyed its own. Default none.
+	Normalize reqkey.Normalizer
 }
 
 // recordedTurn is one model.turn of the recorded run, decoded.
@@ -105,6 +109,7 @@ func New(run *traces.Run, o *Options) (*Model, error) {
 	man := run.Manifest
 	scope := reqkey.Scope{Provider: man.Model.Provider, Model: man.Model.Name, Scenario: man.Scenario.ID, RunIndex: man.RunIndex}
 	m := &Model{name: man.Model.Name, opts: opts, keys: reqkey.NewEncoder(scope, opts.ToolCache), divergedAt: -1}
+	m.keys.SetNormalizer(opts.Normalize)
 	for i, e := range run.Events {
 		if e.Kind != traces.KindTurn || e.Turn == nil {
 			continue
@@ -250,7 +255,7 @@ func (m *Model) explain(i int, rec *recordedTurn, req *llm.Request, live traces.
 	if err := json.Unmarshal(rec.request, &recorded); err != nil {
 		return nil, fmt.Errorf("recorded request: %w", err)
 	}
-	diffs, err := Explain(&recorded, req)
+	diffs, err := ExplainBy(&recorded, req, m.opts.Normalize)
 	if err != nil {
 		return nil, err
 	}

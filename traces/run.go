@@ -50,6 +50,11 @@ type Manifest struct {
 
 	Harness      string `json:"harness"`                 // bench version that produced the run
 	SystemPrompt string `json:"system_prompt,omitempty"` // version or hash of the agent's system prompt
+	// Clock is "pinned" when the server ran under a clock stopped at the
+	// fixture's time, "unpinned" when it should have and could not (no
+	// usable libfaketime), and empty when bench leaves the server's clock
+	// alone (docs/clock.md).
+	Clock string `json:"clock,omitempty"`
 	// Outcome is how the run ended.
 	Outcome Outcome `json:"outcome,omitempty"`
 }
@@ -136,6 +141,10 @@ type Event struct {
 	Egress      *Egress      `json:"egress,omitempty"`
 	Answer      *Answer      `json:"answer,omitempty"`
 	Error       *Error       `json:"error,omitempty"`
+
+	// Normalized lists what the server profile's normalisation rules
+	// replaced in this event's payload (docs/clock.md), in order.
+	Normalized []Normalized `json:"normalized,omitempty" trace:"side"`
 }
 
 // Initialize is the server's answer to the MCP handshake.

@@ -57,6 +57,11 @@ of its run. --reuse-server keeps one server per fixture instead, restarted
 only when it is at fault (it exited, its session broke, a call or the run
 timed out), not after a model's error.
 
+A dynamically linked server (Python, Node) starts with its clock stopped at
+the fixture's time when libfaketime is installed; bench says so once, or
+says why it could not. The profile's normalize rules replace what cannot be
+pinned (the time a Go server prints) before runs are hashed (docs/clock.md).
+
 Runs already stored are skipped, so an interrupted recording resumes where
 it stopped; a stored run that ended in an error is recorded again, and the
 summary counts those ("E errored runs retried"). --force records the runs

@@ -57,9 +57,12 @@ word diff of the description and a JSON-path diff of the schema; the
 message that differs, with a JSON-path diff of the tool result; sampling;
 system prompt) and handled by --mode: strict stops the run (outcome stale),
 lenient serves the recorded turn anyway (outcome diverged), live asks
---live-model from the miss on. A recorded run that ended in an error
-replays to where it ended and stops there with that error: a recorded
-error, counted apart ("recorded errors: N"), neither stale nor scored.
+--live-model from the miss on. Tool results are compared as the profile's
+normalize rules rewrite them, and a dynamically linked server runs with its
+clock stopped at the fixture's time, as in the recording (docs/clock.md).
+A recorded run that ended in an error replays to where it ended and stops
+there with that error: a recorded error, counted apart ("recorded errors:
+N"), neither stale nor scored.
 
 Stale runs, recorded errors and the baseline's runs that ended in an error
 are left out of both sides of the comparison, run index by run index, and

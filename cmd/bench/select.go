@@ -28,6 +28,7 @@ func loadProfile(a *app, path string, serverEnv []string) (*recorder.Profile, er
 		}
 		p.Env[k] = v
 	}
+	noteClock(a, p)
 	return p, nil
 }
 

@@ -72,6 +72,7 @@ func runServersCheck(ctx context.Context, a *app, opts *serversCheckOptions) err
 	if err := checkPassEnv(a, a.stderr, p, opts.passEnv); err != nil {
 		return err
 	}
+	noteClock(a, p)
 	rec := recorder.New(&recorder.Options{Harness: version, Environ: os.Environ(), PassEnv: opts.passEnv})
 	defer rec.Close()
 	res, err := rec.Check(ctx, p, opts.fixture)

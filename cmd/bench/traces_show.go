@@ -28,7 +28,10 @@ func newTracesShowCmd(a *app) *cobra.Command {
 model turns (tokens, latency, the tool calls the model asked for), MCP tool
 calls (arguments, result size, errors), the HTTP calls the fake Central
 served (attributed to the tool call in flight; boot calls marked), and the
-answer. --json prints the runs exactly as stored.`,
+answer. What the server profile's normalize rules replaced before the run
+was hashed (the time a server printed, say) is stored with the event and
+shown under it as placeholder=original (docs/clock.md). --json prints the
+runs exactly as stored.`,
 		Example: `  bench traces show golden/reference/baseline/client-diagnosis-001/0
   bench traces show 3fa9c1 --json`,
 		Args: cobra.ExactArgs(1),
@@ -146,6 +149,9 @@ func printRun(w io.Writer, ref string, run *traces.Run, full bool) {
 			fmt.Fprintf(w, "ERROR       %s: %s\n", e.Error.Kind, e.Error.Message)
 		default:
 			fmt.Fprintf(w, "%s\n", e.Kind)
+		}
+		if len(e.Normalized) > 0 {
+			fmt.Fprintf(w, "  %8s  %s\n", "", normalizedLine(e.Normalized, full))
 		}
 	}
 	fmt.Fprintf(w, "  tokens %d in / %d out\n", in, out)

@@ -24,6 +24,13 @@
 // (system prompt, message content, descriptions) is kept byte for byte: the
 // fake Central has a fixed clock and seeded ids, so tool results are stable.
 //
+// One exception, when the caller sets a [Normalizer] (the server profile's
+// normalisation rules, for a server that prints the wall-clock time): the
+// content of each tool-result message is what the normalizer makes of it,
+// in the key and in the trace form alike; the model itself is sent the
+// original. With no normalizer, or one that changes nothing, keys are as
+// above.
+//
 // # The trace form of a request
 //
 // A trace stores a request as the canonical JSON of its encoding/json
@@ -71,17 +78,25 @@ func Key(scope Scope, req *llm.Request) (traces.ID, error) {
 	return key, err
 }
 
+// Normalizer rewrites the content of a tool-result message as the key and
+// the trace form see it, and returns what it replaced, in order. It must be
+// a pure function of its input: the recorder and the replayer call it on
+// the same text and must agree.
+type Normalizer func(content string) (string, []traces.Normalized)
+
 // Encoder computes the keys and trace forms of the requests of one
 // conversation, turn after turn. It is not safe for concurrent use.
 type Encoder struct {
 	head  []byte // the key document up to its request: encoding, model, provider
 	tail  []byte // the key document after its request: run_index, scenario
 	tools *ToolCache
+	norm  Normalizer
 
 	// The messages encoded so far, as they were, with their encodings.
 	msgs  []llm.Message
-	trace [][]byte // the trace form of each
-	key   [][]byte // the key form of each (tool-call ids renamed)
+	trace [][]byte              // the trace form of each
+	key   [][]byte              // the key form of each (tool-call ids renamed)
+	orig  [][]traces.Normalized // what the normalizer replaced in each
 	ids   map[string]string
 
 	// The members after "messages" of the last request, and what they
@@ -103,6 +118,23 @@ func NewEncoder(scope Scope, tools *ToolCache) *Encoder {
 		`,"provider":` + string(str(scope.Provider)) + `,"request":`)
 	tail := []byte(`,"run_index":` + strconv.Itoa(scope.RunIndex) + `,"scenario":` + string(str(scope.Scenario)) + `}`)
 	return &Encoder{head: head, tail: tail, tools: tools, h: sha256.New()}
+}
+
+// SetNormalizer makes the Encoder normalise tool-result content with n
+// (nil: none) from the next request on.
+func (e *Encoder) SetNormalizer(n Normalizer) {
+	e.norm = n
+	e.reset()
+}
+
+// Normalized returns what the normalizer replaced in the messages of the
+// last request encoded, in message order; nil when nothing was.
+func (e *Encoder) Normalized() []traces.Normalized {
+	var out []traces.Normalized
+	for _, o := range e.orig {
+		out = append(out, o...)
+	}
+	return out
 }
 
 // Encode returns req in trace form and its key.
@@ -196,27 +228,47 @@ func writeTools(w interface{ Write([]byte) (int, error) }, tools [][]byte) {
 // starts the conversation over: ids are renamed in order of appearance.
 func (e *Encoder) addMessages(msgs []llm.Message) error {
 	if llm.CommonPrefix(e.msgs, msgs) < len(e.msgs) {
-		e.msgs, e.trace, e.key, e.ids = nil, nil, nil, nil
+		e.reset()
 	}
 	for i := len(e.msgs); i < len(msgs); i++ {
-		m := msgs[i]
-		tb, err := traces.Marshal(m)
+		m := msgs[i] // kept as it was: the next request is compared with it
+		n, orig := e.normalized(m)
+		tb, err := traces.Marshal(n)
 		if err != nil {
-			e.msgs, e.trace, e.key, e.ids = nil, nil, nil, nil
+			e.reset()
 			return fmt.Errorf("request key: messages[%d]: %w", i, err)
 		}
 		kb := tb
-		if r, renamed := e.renamed(m); renamed {
+		if r, renamed := e.renamed(n); renamed {
 			if kb, err = traces.Marshal(r); err != nil {
-				e.msgs, e.trace, e.key, e.ids = nil, nil, nil, nil
+				e.reset()
 				return fmt.Errorf("request key: messages[%d]: %w", i, err)
 			}
 		}
 		e.msgs = append(e.msgs, m)
 		e.trace = append(e.trace, tb)
 		e.key = append(e.key, kb)
+		e.orig = append(e.orig, orig)
 	}
 	return nil
+}
+
+func (e *Encoder) reset() {
+	e.msgs, e.trace, e.key, e.orig, e.ids = nil, nil, nil, nil, nil
+}
+
+// normalized returns m as the key sees it under the Encoder's normalizer,
+// and what the normalizer replaced.
+func (e *Encoder) normalized(m llm.Message) (llm.Message, []traces.Normalized) {
+	if e.norm == nil || m.Role != llm.RoleTool || m.Content == "" {
+		return m, nil
+	}
+	c, orig := e.norm(m.Content)
+	if len(orig) == 0 {
+		return m, nil
+	}
+	m.Content = c
+	return m, orig
 }
 
 // renamed returns m with its tool-call ids renamed, and whether any
@@ -362,6 +414,12 @@ func (c *ToolCache) encode(tools []llm.Tool) ([][]byte, error) {
 // explanation of a miss compares requests in this form, so that it shows
 // what the key saw differ and nothing else. req is not modified.
 func Normalized(req *llm.Request) (*llm.Request, error) {
+	return NormalizedBy(req, nil)
+}
+
+// NormalizedBy is Normalized under a normalizer: tool-result content is
+// also what n makes of it, as an [Encoder] with n keys it.
+func NormalizedBy(req *llm.Request, n Normalizer) (*llm.Request, error) {
 	out := &llm.Request{System: req.System, ToolChoice: req.ToolChoice, Sampling: req.Sampling}
 	for i, t := range req.Tools {
 		schema, err := canonical(t.InputSchema)
@@ -371,8 +429,9 @@ func Normalized(req *llm.Request) (*llm.Request, error) {
 		out.Tools = append(out.Tools, llm.Tool{Name: t.Name, Description: t.Description, InputSchema: schema})
 	}
 	out.Messages = make([]llm.Message, 0, len(req.Messages))
-	var e Encoder
+	e := Encoder{norm: n}
 	for i, m := range req.Messages {
+		m, _ = e.normalized(m)
 		m, _ = e.renamed(m)
 		calls := m.ToolCalls
 		m.ToolCalls = nil
