@@ -20,7 +20,7 @@ build: ## build bin/bench (stripped, versioned)
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/bench
 
 test: lint test-servers ## lint, then every test
-	$(GO) test -count=1 ./...
+	BENCH_LIBFAKETIME=$${BENCH_LIBFAKETIME:-$$(bash scripts/build-libfaketime.sh)} $(GO) test -count=1 ./...
 
 test-servers: ## npm MCP servers the recorder tests run against (skipped without Node.js)
 	@bash scripts/install-test-servers.sh
