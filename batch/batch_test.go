@@ -3,14 +3,11 @@ package batch
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,20 +21,14 @@ import (
 	"github.com/mcpbench/bench/scenarios"
 	"github.com/mcpbench/bench/scoring"
 	"github.com/mcpbench/bench/traces"
+
+	"github.com/mcpbench/bench/internal/testbin"
 )
 
-var (
-	refOnce sync.Once
-	refBin  string
-	refErr  error
-)
-
-// TestMain removes the reference server built for the tests.
+// TestMain removes the programs built for the tests.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if refBin != "" {
-		os.RemoveAll(filepath.Dir(refBin))
-	}
+	testbin.RemoveAll()
 	os.Exit(code)
 }
 
@@ -45,23 +36,7 @@ func TestMain(m *testing.M) {
 // per test binary and returns a profile that launches it over stdio.
 func reference(t *testing.T) *recorder.Profile {
 	t.Helper()
-	refOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "bench-batch-ref-")
-		if err != nil {
-			refErr = err
-			return
-		}
-		refBin = filepath.Join(dir, "central-mcp")
-		cmd := exec.Command("go", "build", "-o", refBin, "./examples/central-mcp")
-		cmd.Dir = ".."
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			refErr = fmt.Errorf("building the reference server: %v\n%s", err, out)
-		}
-	})
-	if refErr != nil {
-		t.Fatal(refErr)
-	}
+	refBin := testbin.Build(t, "./examples/central-mcp")
 	p, err := recorder.ParseProfile("reference.yaml", []byte(`name: reference
 transport: stdio
 command: ["`+refBin+`"]

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/mcpbench/bench/llm"
@@ -16,40 +15,19 @@ import (
 	"github.com/mcpbench/bench/replayer"
 	"github.com/mcpbench/bench/scenarios"
 	"github.com/mcpbench/bench/traces"
+
+	"github.com/mcpbench/bench/internal/testbin"
 )
 
 // The tests of docs/clock.md: a server that prints the current time in a
 // tool result and puts it in a query to the fake replays clean an hour
 // later, and two recordings an hour apart are the same run.
 
-var (
-	clockOnce sync.Once
-	clockBin  string
-	clockErr  error
-)
-
 // clockServer builds testdata/clockserver (a Go server: its clock cannot
 // be pinned) once per test binary.
 func clockServer(t *testing.T) string {
 	t.Helper()
-	clockOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "bench-batch-clock-")
-		if err != nil {
-			clockErr = err
-			return
-		}
-		clockBin = filepath.Join(dir, "clockserver")
-		cmd := exec.Command("go", "build", "-o", clockBin, "./batch/testdata/clockserver")
-		cmd.Dir = ".."
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			clockErr = fmt.Errorf("building the clock server: %v\n%s", err, out)
-		}
-	})
-	if clockErr != nil {
-		t.Fatal(clockErr)
-	}
-	return clockBin
+	return testbin.Build(t, "./batch/testdata/clockserver")
 }
 
 // clockScenario asks for the last hour's events; the oracle calls

@@ -8,9 +8,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/mcpbench/bench/internal/testbin"
 )
 
 // The fault matrix (issue 15): bench is killed, or meets a broken server,
@@ -20,34 +21,11 @@ import (
 // or the server reports (a progress line, a server starting), never by a
 // timer: nothing here sleeps.
 
-var (
-	benchBinOnce sync.Once
-	benchBinPath string
-	benchBinErr  error
-)
-
 // benchBinary builds bench once for the tests that must run it as a
 // process of its own (to kill it).
 func benchBinary(t *testing.T) string {
 	t.Helper()
-	benchBinOnce.Do(func() {
-		dir, err := sharedTempDir("bench-cli-bin-")
-		if err != nil {
-			benchBinErr = err
-			return
-		}
-		benchBinPath = filepath.Join(dir, "bench")
-		cmd := exec.Command("go", "build", "-o", benchBinPath, "./cmd/bench")
-		cmd.Dir = "../.."
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			benchBinErr = fmt.Errorf("building bench: %v\n%s", err, out)
-		}
-	})
-	if benchBinErr != nil {
-		t.Fatal(benchBinErr)
-	}
-	return benchBinPath
+	return testbin.Build(t, "./cmd/bench")
 }
 
 // faultEnv is one fault's world: a store, a profile of the reference

@@ -15,6 +15,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/mcpbench/bench/traces"
+
+	"github.com/mcpbench/bench/internal/testbin"
 )
 
 // TestMain lets testscript run `bench` in-process: scripts under
@@ -48,6 +50,7 @@ type removingDirs struct{ m *testing.M }
 
 func (r removingDirs) Run() int {
 	code := r.m.Run()
+	testbin.RemoveAll()
 	sharedDirs.Lock()
 	defer sharedDirs.Unlock()
 	for _, d := range sharedDirs.list {

@@ -9,11 +9,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mcpbench/bench/internal/testbin"
 )
 
 // benchCLI runs bench in-process with the given environment.
@@ -25,36 +26,10 @@ func benchCLI(t *testing.T, env map[string]string, args ...string) (code int, st
 	return code, out.String(), errb.String()
 }
 
-var (
-	refOnce sync.Once
-	refBin  string
-	refErr  error
-)
-
-// referenceServer builds examples/central-mcp once per test binary, into
-// the first caller's temporary directory (kept until the binary exits).
+// referenceServer builds examples/central-mcp once per test binary.
 func referenceServer(t *testing.T) string {
 	t.Helper()
-	refOnce.Do(buildReference)
-	if refErr != nil {
-		t.Fatal(refErr)
-	}
-	return refBin
-}
-
-func buildReference() {
-	dir, err := sharedTempDir("bench-cli-ref-")
-	if err != nil {
-		refErr = err
-		return
-	}
-	refBin = filepath.Join(dir, "central-mcp")
-	cmd := exec.Command("go", "build", "-o", refBin, "./examples/central-mcp")
-	cmd.Dir = "../.."
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		refErr = fmt.Errorf("building the reference server: %v\n%s", err, out)
-	}
+	return testbin.Build(t, "./examples/central-mcp")
 }
 
 // referenceProfileFile writes a profile like servers/reference.yaml that

@@ -8,6 +8,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/mcpbench/bench/recorder"
+
+	"github.com/mcpbench/bench/internal/testbin"
 )
 
 // cmdRefServer VAR builds the reference server (once per test binary) and
@@ -16,11 +18,7 @@ func cmdRefServer(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: refserver VAR")
 	}
-	refOnce.Do(buildReference)
-	if refErr != nil {
-		ts.Fatalf("%v", refErr)
-	}
-	ts.Setenv(args[0], refBin)
+	ts.Setenv(args[0], testbin.Build(ts, "./examples/central-mcp"))
 }
 
 // TestServerEnvDocumented: the help of the commands that start servers
