@@ -92,6 +92,16 @@ func (r *Record) Run(ctx context.Context) (*RecordResult, error) {
 		_, err := r.Store.Ref(ref)
 		return err == nil
 	}
+	// A run whose ref is stored is skipped: its run must be readable. One
+	// that is not is damage to repair (bench traces repair), said once,
+	// not a run recorded.
+	if !r.Force {
+		for _, rs := range r.Runs {
+			if err := r.Store.CheckRef(job(rs).Ref()); err != nil {
+				return nil, fmt.Errorf("store %s: %w", r.Store.Dir(), err)
+			}
+		}
+	}
 	items := make([]item, len(r.Runs))
 	for i, rs := range r.Runs {
 		items[i] = item{index: i, sc: rs.Scenario}
@@ -136,6 +146,11 @@ func (r *Record) Run(ctx context.Context) (*RecordResult, error) {
 				return out, nil
 			}
 			if _, err := r.Store.PutRun(e.run, e.ref); err != nil {
+				if errors.Is(err, traces.ErrCorrupt) {
+					// The store is damaged: every later run would fail
+					// the same way. Stop, and say it once.
+					return nil, fmt.Errorf("store %s: %s: %w", r.Store.Dir(), e.ref, err)
+				}
 				out.Err = err
 				return out, nil
 			}
