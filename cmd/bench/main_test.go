@@ -32,6 +32,9 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"mkruns":       cmdMkruns,
 			"corruptstore": cmdCorruptStore,
+			"corruptrun":   cmdCorruptRun,
+			"refprofile":   cmdRefProfile,
+			"resumed":      cmdResumed,
 		},
 	})
 }

@@ -55,9 +55,12 @@ before; the requests it makes while it starts are journaled at the start
 of its run. --reuse-server keeps one server per fixture instead.
 
 Runs already stored are skipped unless --force, so an interrupted recording
-resumes where it stopped. --shard i/n records the i-th of n deterministic
-slices of the run list (1 <= i <= n), for several CI machines; merge their
-stores with bench traces export/import.
+resumes where it stopped. A stored run that cannot be read is damage, not a
+run recorded: record stops before it runs anything and says to run bench
+traces repair, after which the same command records what the repair
+dropped. --shard i/n records the i-th of n deterministic slices of the run
+list (1 <= i <= n), for several CI machines; merge their stores with bench
+traces export/import.
 
 A run that fails (the server crashes, hangs or misbehaves; the model errs) is
 stored with its error and counted in the summary; bench exits non-zero only
@@ -131,7 +134,7 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 		}
 	}
 	runs = shard(runs, shardI, shardN)
-	store, err := openStore(a)
+	store, err := createStore(a)
 	if err != nil {
 		return err
 	}

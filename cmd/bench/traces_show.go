@@ -43,7 +43,7 @@ answer. --json prints the runs exactly as stored.`,
 }
 
 func runTracesShow(_ context.Context, a *app, opts *tracesShowOptions) error {
-	s, err := openStore(a)
+	s, err := openStoreRead(a)
 	if err != nil {
 		return err
 	}
