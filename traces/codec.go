@@ -408,6 +408,41 @@ func (c *codec) plain(id ID, depth int) ([]byte, *record, error) {
 	return plain, r, nil
 }
 
+// records checks that the record of run id, and those of the bases it is
+// stored against, can be read and parsed, without decompressing them.
+func (c *codec) records(id ID, depth int) error {
+	if depth > 3 {
+		return fmt.Errorf("run %s: bases nested too deep: %w", id, ErrCorrupt)
+	}
+	v, closer, err := c.s.get(runKey(id))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return fmt.Errorf("run %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	r, err := decodeRecord(v)
+	closer.Close()
+	if err != nil {
+		return fmt.Errorf("run %s: %w", id, err)
+	}
+	for _, seq := range r.bases {
+		c.mu.Lock()
+		base, ok := c.bases[seq]
+		c.mu.Unlock()
+		if !ok {
+			return fmt.Errorf("run %s: base %d: %w", id, seq, ErrNotFound)
+		}
+		if _, cached := c.plains.get(base); cached {
+			continue // read whole already
+		}
+		if err := c.records(base, depth+1); err != nil {
+			return fmt.Errorf("run %s: base %d: %w", id, seq, err)
+		}
+	}
+	return nil
+}
+
 // dictOf is the dictionary of a run stored against bases: their
 // plaintexts, to be concatenated (join), each verified.
 func (c *codec) dictOf(bases []uint64, depth int) ([][]byte, error) {

@@ -124,10 +124,17 @@ func TestFlippedBlockVerifyRepair(t *testing.T) {
 		t.Fatalf("the damage took %d refs of %d: %v; want the victim %s and a block's worth", len(want), len(refs), want, victimRef)
 	}
 
-	// Writers refuse nothing yet (the metadata reads); Verify names it all.
+	// Writers refuse nothing yet (the metadata reads); the cheap check
+	// replay makes catches every ref that cannot be read, those stored
+	// against a damaged base too; Verify names it all.
 	s, err := Open(dir, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for name := range refs {
+		if err := s.CheckRecords(name); (err != nil) != slices.Contains(want, name) {
+			t.Errorf("CheckRecords(%s) = %v; reading it fails: %v", name, err, slices.Contains(want, name))
+		}
 	}
 	rep, err := s.Verify(context.Background())
 	s.Close()
@@ -242,8 +249,16 @@ func TestCheckRef(t *testing.T) {
 	if err := s.CheckRef(victimRef); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), victimRef) || strings.Contains(err.Error(), "carrier") {
 		t.Errorf("CheckRef(damaged) = %v; want ErrCorrupt naming the ref, in pebble's words", err)
 	}
-	if err := s.CheckRef(c.ref(0, 0, 0)); err != nil {
-		t.Errorf("CheckRef(whole) = %v", err)
+	if err := s.CheckRecords(victimRef); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), victimRef) {
+		t.Errorf("CheckRecords(damaged) = %v; want ErrCorrupt naming the ref", err)
+	}
+	for _, r := range []string{c.ref(0, 0, 0), c.ref(0, 0, 1)} {
+		if err := s.CheckRef(r); err != nil {
+			t.Errorf("CheckRef(whole) = %v", err)
+		}
+		if err := s.CheckRecords(r); err != nil {
+			t.Errorf("CheckRecords(whole) = %v", err)
+		}
 	}
 	if err := s.CheckRef("golden/no/such/ref/0"); err != nil {
 		t.Errorf("CheckRef(absent) = %v; want nil: nothing stored", err)
@@ -254,6 +269,10 @@ func TestCheckRef(t *testing.T) {
 	if err := s.CheckRef("golden/x/y/z/0"); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("CheckRef(ref to a missing run) = %v; want ErrCorrupt", err)
 	}
+	if err := s.CheckRecords("golden/x/y/z/0"); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("CheckRecords(ref to a missing run) = %v; want ErrCorrupt", err)
+	}
+
 }
 
 // Damage among the bases (the first table block holds them, with the refs):
@@ -557,5 +576,33 @@ func TestRepairRefusesFormat1(t *testing.T) {
 	}
 	if _, err := Open(dir, nil); !errors.Is(err, ErrNeedsMigration) {
 		t.Errorf("after the refused repair: %v; want the store as it was", err)
+	}
+}
+
+// The cheap check (records only) catches every run pebble damage makes
+// unreadable, through the bases it is stored against too: here the damaged
+// block holds an anchor, the dictionary of nearly every family's base.
+func TestCheckRecordsThroughBases(t *testing.T) {
+	c := damagedCorpus()
+	dir, refs := compactedStore(t, c)
+	flipStored(t, dir, storedRecord(t, dir, refs[c.ref(15, 0, 2)]), 0)
+	want := unreadableRefs(t, dir, refs)
+	s, err := Open(dir, &Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	direct := 0
+	for name := range refs {
+		err := s.CheckRecords(name)
+		if (err != nil) != slices.Contains(want, name) {
+			t.Errorf("CheckRecords(%s) = %v; reading it fails: %v", name, err, slices.Contains(want, name))
+		}
+		if err != nil && strings.Contains(err.Error(), "base ") {
+			direct++
+		}
+	}
+	if len(want) < len(refs)/2 || direct == 0 {
+		t.Errorf("%d of %d refs unreadable, %d through a base; want most, through bases", len(want), len(refs), direct)
 	}
 }
