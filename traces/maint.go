@@ -333,7 +333,7 @@ func (s *Store) GC(ctx context.Context) (*GCReport, error) {
 		live[id] = true
 		v, closer, err := s.get(runKey(id))
 		if err != nil {
-			return nil, fmt.Errorf("gc: run %s: %w", id, err)
+			return nil, fmt.Errorf("gc: %w", err) // it names the run
 		}
 		r, err := decodeRecord(v)
 		closer.Close()
