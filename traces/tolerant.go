@@ -438,5 +438,3 @@ func (hs holeSet) find(k []byte) (hole, bool) {
 	}
 	return hole{}, false
 }
-
-func (hs holeSet) clone() holeSet { return slices.Clone(hs) }
