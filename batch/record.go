@@ -126,9 +126,12 @@ func (r *Record) Run(ctx context.Context) (*RecordResult, error) {
 		if !r.Force {
 			ref := job(rs).Ref()
 			if id, err := r.Store.Ref(ref); err == nil {
+				// A run whose ref is stored is skipped (or retried): it
+				// must be readable. One that is not is damage to repair
+				// (bench traces repair), said once, not a run recorded.
 				run, err := r.Store.GetRun(id)
 				if err != nil {
-					return res, fmt.Errorf("reading %s: %w", ref, err)
+					return nil, fmt.Errorf("store %s: %s: %w", r.Store.Dir(), ref, err)
 				}
 				state[i] = stored
 				if run.Manifest.Outcome == traces.OutcomeError {
@@ -197,6 +200,11 @@ func (r *Record) Run(ctx context.Context) (*RecordResult, error) {
 				return out, nil
 			}
 			if _, err := r.Store.PutRun(e.run, e.ref); err != nil {
+				if errors.Is(err, traces.ErrCorrupt) {
+					// The store is damaged: every later run would fail
+					// the same way. Stop, and say it once.
+					return nil, fmt.Errorf("store %s: %s: %w", r.Store.Dir(), e.ref, err)
+				}
 				out.Err = err
 				return out, nil
 			}

@@ -100,6 +100,14 @@ func (r *Replay) Run(ctx context.Context) (*ReplayResult, error) {
 	if r.Store == nil || r.Profile == nil || r.Score == nil {
 		return nil, errors.New("batch: a replay needs a store, a profile and a scorer")
 	}
+	// Every recorded run's record (and its bases') is read before a replay
+	// is stored: damage is said once, before anything is written to the
+	// damaged store.
+	for _, ref := range r.Refs {
+		if err := r.Store.CheckRecords(ref.Name); err != nil {
+			return nil, fmt.Errorf("store %s: %w", r.Store.Dir(), err)
+		}
+	}
 	workers := r.parallel()
 	wallStart := time.Now()
 	clocks := make([]*replayer.Clock, workers)

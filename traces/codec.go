@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -112,6 +113,9 @@ type codec struct {
 	fams    map[family]uint64
 	anchors map[string][]uint64 // by anchorKey
 	nextSeq uint64
+	// maxSeq is one more than the highest base number any base, family or
+	// anchor key names (Verify checks meta/seq against it).
+	maxSeq uint64
 
 	// create is held by a put that makes a new base, from deciding to
 	// committing: a put needing a base that is being made waits for it.
@@ -135,44 +139,69 @@ func newCodec(s *Store) (*codec, error) {
 	if c.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0)); err != nil {
 		return nil, err
 	}
-	if err := s.scan(prefixBase, func(k, v []byte) error {
-		if len(k) != len(prefixBase)+8 || len(v) != len(ID{}) {
-			return fmt.Errorf("base key %x: %w", k, ErrCorrupt)
-		}
-		c.bases[binary.BigEndian.Uint64(k[len(prefixBase):])] = ID(v)
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("store %s: loading bases: %w", s.dir, err)
-	}
-	if err := s.scan(prefixFamily, func(k, v []byte) error {
-		parts := bytes.Split(k[len(prefixFamily):], []byte{0})
-		seq, n := binary.Uvarint(v)
-		if len(parts) != 3 || n <= 0 {
-			return fmt.Errorf("family key %q: %w", k, ErrCorrupt)
-		}
-		c.fams[family{string(parts[0]), string(parts[1]), string(parts[2])}] = seq
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("store %s: loading bases: %w", s.dir, err)
-	}
-	if err := s.scan(prefixAnchor, func(k, v []byte) error {
-		seqs, err := uvarints(v)
-		if err != nil {
-			return fmt.Errorf("anchor key %q: %w", k, err)
-		}
-		c.anchors[string(k)] = seqs
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("store %s: loading bases: %w", s.dir, err)
-	}
-	v, closer, err := s.db.Get(keySeq)
+	// The metadata is read past any damage: what cannot be read is noted
+	// (s.damaged), so that a store with a damaged block among its bases
+	// can still be verified and repaired. The base keys meta/seq implies
+	// are where the scan looks past such a block.
+	var damage []string
+	v, closer, err := s.get(keySeq)
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
 	case err != nil:
-		return nil, fmt.Errorf("store %s: %w", s.dir, wrapCorrupt(err))
+		damage = append(damage, err.Error())
 	default:
 		c.nextSeq, _ = binary.Uvarint(v)
 		closer.Close()
+	}
+	var hints [][]byte
+	for seq := range min(c.nextSeq+16, 1<<16) {
+		hints = append(hints, baseKey(seq))
+	}
+	// One scan from the anchors to the families (anchor/ < base/ < fam/):
+	// damage among them is skipped once.
+	visit := func(k, v []byte) error {
+		switch {
+		case bytes.HasPrefix(k, prefixBase):
+			if len(k) != len(prefixBase)+8 || len(v) != len(ID{}) {
+				return fmt.Errorf("base key %x: %w", k, ErrCorrupt)
+			}
+			seq := binary.BigEndian.Uint64(k[len(prefixBase):])
+			c.bases[seq] = ID(v)
+			c.maxSeq = max(c.maxSeq, seq+1)
+		case bytes.HasPrefix(k, prefixFamily):
+			parts := bytes.Split(k[len(prefixFamily):], []byte{0})
+			seq, n := binary.Uvarint(v)
+			if len(parts) != 3 || n <= 0 {
+				return fmt.Errorf("family key %q: %w", k, ErrCorrupt)
+			}
+			c.fams[family{string(parts[0]), string(parts[1]), string(parts[2])}] = seq
+			c.maxSeq = max(c.maxSeq, seq+1)
+		case bytes.HasPrefix(k, prefixAnchor):
+			seqs, err := uvarints(v)
+			if err != nil {
+				return fmt.Errorf("anchor key %q: %w", k, err)
+			}
+			c.anchors[string(k)] = seqs
+			for _, seq := range seqs {
+				c.maxSeq = max(c.maxSeq, seq+1)
+			}
+		}
+		return nil
+	}
+	holes, err := s.scanAll(prefixAnchor, prefixEnd(prefixFamily), hints, func(k, v []byte) error {
+		if err := visit(k, v); err != nil {
+			damage = append(damage, err.Error())
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store %s: loading bases: %w", s.dir, err)
+	}
+	for _, h := range holes {
+		damage = append(damage, h.String())
+	}
+	if len(damage) > 0 {
+		s.damaged = fmt.Errorf("store %s: its bases cannot all be read: %s: %w", s.dir, strings.Join(damage, "; "), ErrCorrupt)
 	}
 	return c, nil
 }
@@ -337,12 +366,12 @@ func (c *codec) plain(id ID, depth int) ([]byte, *record, error) {
 	if depth > 3 {
 		return nil, nil, fmt.Errorf("run %s: bases nested too deep: %w", id, ErrCorrupt)
 	}
-	v, closer, err := c.s.db.Get(runKey(id))
+	v, closer, err := c.s.get(runKey(id))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, nil, fmt.Errorf("run %s: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading run %s: %w", id, wrapCorrupt(err))
+		return nil, nil, err // it names the run
 	}
 	r, err := decodeRecord(v)
 	if err != nil {
@@ -375,6 +404,41 @@ func (c *codec) plain(id ID, depth int) ([]byte, *record, error) {
 		return nil, nil, fmt.Errorf("run %s: content does not match its ID: %w", id, ErrCorrupt)
 	}
 	return plain, r, nil
+}
+
+// records checks that the record of run id, and those of the bases it is
+// stored against, can be read and parsed, without decompressing them.
+func (c *codec) records(id ID, depth int) error {
+	if depth > 3 {
+		return fmt.Errorf("run %s: bases nested too deep: %w", id, ErrCorrupt)
+	}
+	v, closer, err := c.s.get(runKey(id))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return fmt.Errorf("run %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	r, err := decodeRecord(v)
+	closer.Close()
+	if err != nil {
+		return fmt.Errorf("run %s: %w", id, err)
+	}
+	for _, seq := range r.bases {
+		c.mu.Lock()
+		base, ok := c.bases[seq]
+		c.mu.Unlock()
+		if !ok {
+			return fmt.Errorf("run %s: base %d: %w", id, seq, ErrNotFound)
+		}
+		if _, cached := c.plains.get(base); cached {
+			continue // read whole already
+		}
+		if err := c.records(base, depth+1); err != nil {
+			return fmt.Errorf("run %s: base %d: %w", id, seq, err)
+		}
+	}
+	return nil
 }
 
 // dictOf is the dictionary of a run stored against bases: their
@@ -422,6 +486,12 @@ func (c *codec) basePlain(seq uint64, depth int) ([]byte, error) {
 	id, ok := c.bases[seq]
 	c.mu.Unlock()
 	if !ok {
+		c.s.mu.Lock()
+		h, lost := c.s.holes.find(baseKey(seq))
+		c.s.mu.Unlock()
+		if lost {
+			return nil, fmt.Errorf("base %d: its key is in a damaged part of the store: %w", seq, h.err)
+		}
 		return nil, fmt.Errorf("base %d: %w", seq, ErrNotFound)
 	}
 	if p, ok := c.plains.get(id); ok {

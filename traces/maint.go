@@ -1,14 +1,18 @@
 package traces
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -16,6 +20,10 @@ import (
 
 // Problem is one inconsistency Verify found.
 type Problem struct {
+	// Kind is what the problem concerns: run, ref, base, family, anchor,
+	// meta (the store's format and base counter) or keys (a stretch of the
+	// store that cannot be read).
+	Kind    string `json:"kind"`
 	ID      string `json:"id,omitempty"`  // the run concerned
 	Ref     string `json:"ref,omitempty"` // the ref concerned
 	Message string `json:"message"`
@@ -32,70 +40,259 @@ func (p Problem) String() string {
 
 // VerifyReport is what Verify checked and found.
 type VerifyReport struct {
+	Keys     int       `json:"keys"` // every key read
 	Runs     int       `json:"runs"`
 	Bases    int       `json:"bases"`
+	Families int       `json:"families"`
+	Anchors  int       `json:"anchors"` // anchor lists, one per server and model
 	Refs     int       `json:"refs"`
 	Problems []Problem `json:"problems"`
+	// UnreadableRuns are the runs that cannot be read: their record, or a
+	// base they are stored against, is damaged or missing. BrokenRefs are
+	// the refs that point at one of them or at a run the store lacks.
+	// LostStretches counts the stretches of keys pebble cannot read at all
+	// (each a problem of kind keys, which names the keys around it).
+	UnreadableRuns []ID     `json:"unreadable_runs"`
+	BrokenRefs     []string `json:"broken_refs"`
+	LostStretches  int      `json:"lost_stretches"`
+	survey         *survey  // for Repair
+	holes          []hole   // the stretches lost
+	brokenRefs     []Ref    // BrokenRefs with the runs they point at
+	runCause       map[ID]string
 }
 
 // OK reports whether Verify found nothing wrong.
 func (r *VerifyReport) OK() bool { return len(r.Problems) == 0 }
 
-// Verify reads every run (decompressing it against its bases and checking
-// that it hashes to its ID), checks that every base and every ref points to
-// a run the store holds, and reports every problem rather than stopping at
-// the first.
-func (s *Store) Verify(ctx context.Context) (*VerifyReport, error) {
-	rep := &VerifyReport{}
-	var ids []ID
-	if err := s.scan(prefixRun, func(k, _ []byte) error {
-		if len(k) != len(prefixRun)+len(ID{}) {
-			rep.Problems = append(rep.Problems, Problem{ID: fmt.Sprintf("%x", k), Message: "malformed run key"})
-			return nil
-		}
-		ids = append(ids, ID(k[len(prefixRun):]))
-		return nil
-	}); err != nil {
-		if !errors.Is(err, ErrCorrupt) {
-			return nil, err
-		}
-		rep.Problems = append(rep.Problems, Problem{ID: "store", Message: "listing runs: " + err.Error()})
+// survey is what a tolerant read of every key of the store found.
+type survey struct {
+	keys       int
+	kept       [][]byte // every key read, when collecting them (Repair)
+	format     []byte
+	seq        uint64
+	haveSeq    bool
+	seqErr     error
+	bases      map[uint64]ID
+	fams       map[string]uint64   // by key
+	anchors    map[string][]uint64 // by key
+	refs       []Ref
+	runs       []ID // every run key read
+	malformed  [][]byte
+	holes      []hole
+	maxSeqSeen uint64 // one more than the highest base number anything names
+}
+
+// survey reads every key of the store that can be read, past damage, in
+// three stretches (everything before the runs, the runs, everything
+// after): the refs and bases read in the first are where the second looks
+// past damaged blocks.
+func (s *Store) survey(ctx context.Context, collect bool) (*survey, error) {
+	sv := &survey{bases: map[uint64]ID{}, fams: map[string]uint64{}, anchors: map[string][]uint64{}}
+	v, closer, err := s.get(keySeq)
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+	case err != nil:
+		sv.seqErr = err
+	default:
+		var n int
+		sv.seq, n = binary.Uvarint(v)
+		sv.haveSeq = n > 0
+		closer.Close()
 	}
-	bad := map[ID]bool{}
-	for _, id := range ids {
+	var hints [][]byte
+	for seq := range min(sv.seq+16, 1<<16) {
+		hints = append(hints, baseKey(seq))
+	}
+	seen := func(seq uint64) { sv.maxSeqSeen = max(sv.maxSeqSeen, seq+1) }
+	visit := func(k, v []byte) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		sv.keys++
+		if collect {
+			sv.kept = append(sv.kept, bytes.Clone(k))
+		}
+		switch {
+		case bytes.HasPrefix(k, prefixRun):
+			if len(k) != len(prefixRun)+len(ID{}) {
+				sv.malformed = append(sv.malformed, bytes.Clone(k))
+				return nil
+			}
+			sv.runs = append(sv.runs, ID(k[len(prefixRun):]))
+		case bytes.HasPrefix(k, prefixRef):
+			if len(v) != len(ID{}) {
+				sv.malformed = append(sv.malformed, bytes.Clone(k))
+				return nil
+			}
+			sv.refs = append(sv.refs, Ref{Name: string(k[len(prefixRef):]), Run: ID(v)})
+		case bytes.HasPrefix(k, prefixBase):
+			if len(k) != len(prefixBase)+8 || len(v) != len(ID{}) {
+				sv.malformed = append(sv.malformed, bytes.Clone(k))
+				return nil
+			}
+			seq := binary.BigEndian.Uint64(k[len(prefixBase):])
+			sv.bases[seq] = ID(v)
+			seen(seq)
+		case bytes.HasPrefix(k, prefixFamily):
+			seq, n := binary.Uvarint(v)
+			if n <= 0 || len(bytes.Split(k[len(prefixFamily):], []byte{0})) != 3 {
+				sv.malformed = append(sv.malformed, bytes.Clone(k))
+				return nil
+			}
+			sv.fams[string(k)] = seq
+			seen(seq)
+		case bytes.HasPrefix(k, prefixAnchor):
+			seqs, err := uvarints(v)
+			if err != nil {
+				sv.malformed = append(sv.malformed, bytes.Clone(k))
+				return nil
+			}
+			sv.anchors[string(k)] = seqs
+			for _, seq := range seqs {
+				seen(seq)
+			}
+		case bytes.Equal(k, keyFormat):
+			sv.format = bytes.Clone(v)
+		}
+		return nil
+	}
+	stretch := func(lower, upper []byte, hints [][]byte) error {
+		holes, err := s.scanAll(lower, upper, hints, visit)
+		sv.holes = append(sv.holes, holes...)
+		return err
+	}
+	if err := stretch(nil, prefixRun, hints); err != nil {
+		return nil, err
+	}
+	hints = hints[:0]
+	for _, r := range sv.refs {
+		hints = append(hints, runKey(r.Run))
+	}
+	for _, id := range sv.bases {
+		hints = append(hints, runKey(id))
+	}
+	slices.SortFunc(hints, bytes.Compare)
+	hints = slices.CompactFunc(hints, bytes.Equal)
+	if err := stretch(prefixRun, prefixEnd(prefixRun), hints); err != nil {
+		return nil, err
+	}
+	if err := stretch(prefixEnd(prefixRun), nil, nil); err != nil {
+		return nil, err
+	}
+	return sv, nil
+}
+
+// lost reports whether key lies in a stretch the survey could not read,
+// and that stretch.
+func (sv *survey) lost(key []byte) (hole, bool) { return holeSet(sv.holes).find(key) }
+
+// Verify reads every key of the store, past damage pebble reports (a
+// block of a table whose checksum does not match: the keys around it are
+// read all the same), reads every run (decompressing it against its bases
+// and checking that it hashes to its ID), and checks every base, family,
+// anchor and ref; it reports every problem, naming each run that cannot
+// be read and each ref that points at one, rather than stopping at the
+// first.
+func (s *Store) Verify(ctx context.Context) (*VerifyReport, error) {
+	return s.verify(ctx, false)
+}
+
+func (s *Store) verify(ctx context.Context, collect bool) (*VerifyReport, error) {
+	sv, err := s.survey(ctx, collect)
+	if err != nil {
+		return nil, err
+	}
+	rep := &VerifyReport{Keys: sv.keys, Bases: len(sv.bases), Families: len(sv.fams), Anchors: len(sv.anchors),
+		Refs: len(sv.refs), survey: sv, holes: sv.holes, runCause: map[ID]string{}}
+	add := func(kind, id, ref, format string, args ...any) {
+		rep.Problems = append(rep.Problems, Problem{Kind: kind, ID: id, Ref: ref, Message: fmt.Sprintf(format, args...)})
+	}
+	for _, h := range sv.holes {
+		add("keys", "store", "", "%s", h)
+	}
+	rep.LostStretches = len(sv.holes)
+	for _, k := range sv.malformed {
+		add("keys", "store", "", "malformed %s: %v", describeKey(k), ErrCorrupt)
+	}
+	// Every run read, decompressed and hashed.
+	have := make(map[ID]bool, len(sv.runs))
+	for _, id := range sv.runs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		rep.Runs++
+		have[id] = true
 		if _, _, err := s.codec.plain(id, 0); err != nil {
-			bad[id] = true
-			rep.Problems = append(rep.Problems, Problem{ID: id.String(), Message: err.Error()})
+			// The ID leads the problem already.
+			msg := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "run "+id.String()+": "), "run "+id.String()+" ")
+			rep.runCause[id] = msg
+			add("run", id.String(), "", "%s", msg)
 		}
 	}
-	s.codec.mu.Lock()
-	bases := make(map[uint64]ID, len(s.codec.bases))
-	for seq, id := range s.codec.bases {
-		bases[seq] = id
-	}
-	s.codec.mu.Unlock()
-	for seq, id := range bases {
-		rep.Bases++
-		if ok, err := s.hasRun(id); err != nil || !ok {
-			rep.Problems = append(rep.Problems, Problem{ID: id.String(), Message: fmt.Sprintf("base %d: the run is missing", seq)})
+	// The runs refs and bases name that the store lacks, or holds where it
+	// cannot be read.
+	readable := func(id ID) bool { return have[id] && rep.runCause[id] == "" }
+	named := func(id ID) {
+		if have[id] || rep.runCause[id] != "" {
+			return
+		}
+		if h, ok := sv.lost(runKey(id)); ok {
+			rep.runCause[id] = fmt.Sprintf("cannot be read: %v", h.err)
+			add("run", id.String(), "", "%s", rep.runCause[id])
 		}
 	}
-	refs, err := s.Refs("")
-	if err != nil {
-		return nil, err
+	for _, r := range sv.refs {
+		named(r.Run)
 	}
-	for _, r := range refs {
-		rep.Refs++
-		switch ok, err := s.hasRun(r.Run); {
-		case err != nil || !ok:
-			rep.Problems = append(rep.Problems, Problem{Ref: r.Name, Message: fmt.Sprintf("points to missing run %s", r.Run)})
-		case bad[r.Run]:
-			rep.Problems = append(rep.Problems, Problem{Ref: r.Name, Message: fmt.Sprintf("points to run %s, which cannot be read", r.Run.Short())})
+	for _, id := range sv.bases {
+		named(id)
+	}
+	for id := range rep.runCause {
+		rep.UnreadableRuns = append(rep.UnreadableRuns, id)
+	}
+	slices.SortFunc(rep.UnreadableRuns, func(a, b ID) int { return bytes.Compare(a[:], b[:]) })
+	for seq, id := range sv.bases {
+		switch {
+		case rep.runCause[id] != "":
+			add("base", id.String(), "", "base %d: the run cannot be read", seq)
+		case !have[id]:
+			add("base", id.String(), "", "base %d: the run is missing", seq)
 		}
+	}
+	for k, seq := range sv.fams {
+		if _, ok := sv.bases[seq]; !ok {
+			add("family", "store", "", "%s: its base %d is missing", describeKey([]byte(k)), seq)
+		}
+	}
+	for k, seqs := range sv.anchors {
+		for _, seq := range seqs {
+			if _, ok := sv.bases[seq]; !ok {
+				add("anchor", "store", "", "%s: its base %d is missing", describeKey([]byte(k)), seq)
+			}
+		}
+	}
+	switch {
+	case sv.seqErr != nil:
+		add("meta", "store", "", "%v", sv.seqErr)
+	case !sv.haveSeq && sv.maxSeqSeen > 0:
+		add("meta", "store", "", "meta/seq is missing, and base %d exists", sv.maxSeqSeen-1)
+	case sv.seq < sv.maxSeqSeen:
+		add("meta", "store", "", "meta/seq is %d, and base %d exists", sv.seq, sv.maxSeqSeen-1)
+	}
+	if _, lost := sv.lost(keyFormat); !lost && string(sv.format) != strconv.Itoa(StoreFormat) && (sv.format != nil || sv.keys > 0) {
+		add("meta", "store", "", "meta/format is %q, want %d", sv.format, StoreFormat)
+	}
+	for _, r := range sv.refs {
+		switch {
+		case rep.runCause[r.Run] != "":
+			add("ref", "", r.Name, "points to run %s, which cannot be read", r.Run.Short())
+		case !readable(r.Run):
+			add("ref", "", r.Name, "points to missing run %s", r.Run)
+		default:
+			continue
+		}
+		rep.BrokenRefs = append(rep.BrokenRefs, r.Name)
+		rep.brokenRefs = append(rep.brokenRefs, r)
 	}
 	sort.SliceStable(rep.Problems, func(i, j int) bool { return rep.Problems[i].String() < rep.Problems[j].String() })
 	return rep, nil
@@ -112,6 +309,9 @@ type GCReport struct {
 // run a ref reaches, then compacts the store so that the space is returned
 // to the file system.
 func (s *Store) GC(ctx context.Context) (*GCReport, error) {
+	if err := s.writable(); err != nil {
+		return nil, err
+	}
 	c := s.codec
 	c.create.Lock() // no base is made meanwhile
 	defer c.create.Unlock()
@@ -131,9 +331,9 @@ func (s *Store) GC(ctx context.Context) (*GCReport, error) {
 			continue
 		}
 		live[id] = true
-		v, closer, err := s.db.Get(runKey(id))
+		v, closer, err := s.get(runKey(id))
 		if err != nil {
-			return nil, fmt.Errorf("gc: run %s: %w", id, wrapCorrupt(err))
+			return nil, fmt.Errorf("gc: %w", err) // it names the run
 		}
 		r, err := decodeRecord(v)
 		closer.Close()
@@ -254,7 +454,8 @@ type Stats struct {
 	RawBytes int64 `json:"raw_bytes"`
 	// StoredBytes is the size of the run records as stored (compressed).
 	StoredBytes int64 `json:"stored_bytes"`
-	// DiskBytes is the size of the store's directory on disk, every file.
+	// DiskBytes is the size of the store's database on disk, every file
+	// (not the database a repair kept aside).
 	DiskBytes int64 `json:"disk_bytes"`
 }
 
@@ -292,7 +493,7 @@ func (s *Store) Stats() (*Stats, error) {
 	s.codec.mu.Lock()
 	st.Bases = len(s.codec.bases)
 	s.codec.mu.Unlock()
-	st.DiskBytes, err = dirSize(s.dir)
+	st.DiskBytes, err = dirSize(filepath.Join(s.dir, dbDirName))
 	return st, err
 }
 
@@ -328,6 +529,9 @@ type MigrateReport struct {
 // the last one stopped, and the store is marked converted only once every
 // run is. progress, when not nil, is told each run converted.
 func Migrate(ctx context.Context, dir string, o *Options, progress func(done, total int)) (*MigrateReport, error) {
+	opts := o.withDefaults()
+	opts.MustExist, opts.ReadOnly = true, false
+	o = &opts
 	s, err := Open(dir, o)
 	if err == nil {
 		s.Close()

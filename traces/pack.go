@@ -186,6 +186,9 @@ type packRun struct {
 // synced batch. A truncated or tampered pack imports nothing and the error
 // (wrapping ErrBadPack) says why.
 func (s *Store) Import(r io.Reader, o *ImportOptions) (*ImportReport, error) {
+	if err := s.writable(); err != nil {
+		return nil, err
+	}
 	var opts ImportOptions
 	if o != nil {
 		opts = *o

@@ -4,30 +4,67 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // Errors callers branch on.
 var (
 	// ErrNotFound is returned for a ref, run or blob the store does not hold.
 	ErrNotFound = errors.New("not found")
-	// ErrCorrupt is returned when stored bytes do not hash to their ID or
-	// cannot be decoded. The error names the ID.
+	// ErrCorrupt is returned when stored bytes do not hash to their ID,
+	// cannot be decoded, or cannot be read at all (pebble found a table or
+	// log damaged). The error names what it concerns; Verify lists all
+	// of it, Repair drops it.
 	ErrCorrupt = errors.New("corrupt")
-	// ErrLocked is returned by Open when another process has the store open.
-	ErrLocked = errors.New("store is in use by another bench process")
+	// ErrLocked is wrapped by the error Open returns when another process
+	// has the store open for writing (a *LockedError says which).
+	ErrLocked = errors.New("store in use")
+	// ErrNoStore is wrapped by the error Open returns, with
+	// Options.MustExist or ReadOnly, for a directory that holds no store.
+	ErrNoStore = errors.New("no store")
+	// ErrReadOnly is returned by the writes of a store opened ReadOnly.
+	ErrReadOnly = errors.New("the store is open read-only")
 	// ErrAmbiguous is returned when a prefix names more than one run.
 	ErrAmbiguous = errors.New("ambiguous")
 )
+
+// LockedError is the error of an Open refused because another process
+// holds the store: the pid and command line it wrote beside its lock, when
+// it could.
+type LockedError struct {
+	Dir     string
+	PID     int    // 0 when unknown
+	Command string // the holder's command line, shortened; "" when unknown
+}
+
+func (e *LockedError) Error() string {
+	switch {
+	case e.PID == 0:
+		return fmt.Sprintf("store %s is in use by another process", e.Dir)
+	case e.Command == "":
+		return fmt.Sprintf("store %s is in use by pid %d", e.Dir, e.PID)
+	}
+	return fmt.Sprintf("store %s is in use by pid %d (%s)", e.Dir, e.PID, e.Command)
+}
+
+func (e *LockedError) Is(target error) bool { return target == ErrLocked }
+
+type noStoreError struct{ dir string }
+
+func (e *noStoreError) Error() string        { return "no store at " + e.dir }
+func (e *noStoreError) Is(target error) bool { return target == ErrNoStore }
 
 // Options configure a Store. A nil *Options means the defaults.
 type Options struct {
@@ -46,6 +83,15 @@ type Options struct {
 	// dictionaries for reading and writing the runs stored against them.
 	// Default 16 MiB.
 	BaseCacheBytes int
+	// MustExist refuses a directory that holds no store (an error wrapping
+	// ErrNoStore) instead of creating one there.
+	MustExist bool
+	// ReadOnly opens the store for reading only, beside a process that has
+	// it open for writing (a recording): the store is read from a snapshot
+	// of its files (snapshot.go), as it was when Open returned, and writes
+	// return ErrReadOnly. It implies MustExist, takes no lock, and
+	// tolerates damage Open would refuse (Verify reports it).
+	ReadOnly bool
 }
 
 func (o *Options) withDefaults() Options {
@@ -66,6 +112,9 @@ func (o *Options) withDefaults() Options {
 	if out.BaseCacheBytes <= 0 {
 		out.BaseCacheBytes = 16 << 20
 	}
+	if out.ReadOnly {
+		out.MustExist = true
+	}
 	return out
 }
 
@@ -85,21 +134,35 @@ const StoreFormat = 2
 var ErrNeedsMigration = errors.New("the store needs migrating")
 
 // Store is a content-addressed trace store on disk. It is safe for
-// concurrent use by one process; a second process cannot open it.
+// concurrent use by one process; a second process cannot open it for
+// writing, and may open it ReadOnly.
 type Store struct {
 	dir  string
 	db   *pebble.DB
 	lock *os.File
 	opts Options
+	// snap is the directory of the snapshot a ReadOnly store reads, removed
+	// on Close.
+	snap string
 
 	codec *codec
 	// docSize is the size of the last run document stored: about the
 	// size of the next (runs of a batch are alike).
 	docSize atomic.Int64
+
+	mu sync.Mutex
+	// holes are the stretches of keys found unreadable so far: reads of
+	// keys in them fail at once instead of reading the damage again.
+	holes holeSet
+	// damaged says why the store's metadata (its bases, families,
+	// anchors, base counter) could not all be read; writes are refused.
+	damaged error
 }
 
 // Open opens or creates the store in dir. A store of an older layout is
-// refused with an error wrapping ErrNeedsMigration that says what to run.
+// refused with an error wrapping ErrNeedsMigration that says what to run;
+// a store whose metadata cannot be read, with an error wrapping ErrCorrupt
+// (unless ReadOnly: Verify and Repair say more).
 func Open(dir string, o *Options) (*Store, error) {
 	s, err := openRaw(dir, o)
 	if err != nil {
@@ -113,12 +176,41 @@ func Open(dir string, o *Options) (*Store, error) {
 		s.Close()
 		return nil, err
 	}
+	if s.damaged != nil && !s.opts.ReadOnly {
+		err := s.damaged
+		s.Close()
+		return nil, err
+	}
 	return s, nil
+}
+
+// Directories inside a store's: the pebble database, and the two a repair
+// swaps in and keeps (repair.go).
+const (
+	dbDirName     = "db"
+	repairDirName = "db.repair"
+)
+
+// storeExists reports whether dir holds a store: a pebble database, or the
+// one an interrupted repair was about to swap in.
+func storeExists(dir string) bool {
+	for _, sub := range []string{dbDirName, repairDirName} {
+		if desc, err := pebble.Peek(filepath.Join(dir, sub), vfs.Default); err == nil && desc.Exists {
+			return true
+		}
+	}
+	return false
 }
 
 // openRaw opens the store's database, whatever its format.
 func openRaw(dir string, o *Options) (*Store, error) {
 	opts := o.withDefaults()
+	if opts.MustExist && !storeExists(dir) {
+		return nil, &noStoreError{dir: dir}
+	}
+	if opts.ReadOnly {
+		return openSnapshot(dir, opts)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating store %s: %w", dir, err)
 	}
@@ -126,6 +218,21 @@ func openRaw(dir string, o *Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := finishSwap(dir); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	removeStaleSnapshots(dir)
+	db, err := pebble.Open(filepath.Join(dir, dbDirName), pebbleOptions(false))
+	if err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("opening store %s: %w", dir, wrapCorrupt(err))
+	}
+	return &Store{dir: dir, db: db, lock: lock, opts: opts}, nil
+}
+
+// pebbleOptions are the pebble options of every store database.
+func pebbleOptions(readOnly bool) *pebble.Options {
 	popts := &pebble.Options{
 		// A small memtable keeps the write-ahead log (and the log files
 		// pebble recycles) small: runs are written once and read many times.
@@ -137,6 +244,7 @@ func openRaw(dir string, o *Options) (*Store, error) {
 		CacheSize:          1 << 20,
 		Logger:             quietLogger{},
 		FormatMajorVersion: pebble.FormatNewest,
+		ReadOnly:           readOnly,
 		// Corruption is reported to the caller as ErrCorrupt by every read
 		// that meets it; pebble's default listener would abort the process.
 		EventListener: &pebble.EventListener{
@@ -153,35 +261,79 @@ func openRaw(dir string, o *Options) (*Store, error) {
 	for i := range popts.Levels {
 		popts.Levels[i].BlockSize = 16 << 10
 	}
-	db, err := pebble.Open(filepath.Join(dir, "db"), popts)
-	if err != nil {
-		lock.Close()
-		return nil, fmt.Errorf("opening store %s: %w", dir, err)
-	}
-	return &Store{dir: dir, db: db, lock: lock, opts: opts}, nil
+	return popts
 }
 
+// lockFileName is the file a writing process holds a flock on; it writes
+// its pid and command line in it, for the message of the next one.
+const lockFileName = "bench.lock"
+
 func lockDir(dir string) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(dir, "bench.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(filepath.Join(dir, lockFileName), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("opening store %s: %w", dir, err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
+		defer f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("store %s is in use by another bench process: %w", dir, ErrLocked)
+			return nil, lockHolder(dir, f)
 		}
 		return nil, fmt.Errorf("locking store %s: %w", dir, err)
 	}
+	// Who holds it, for the message of a process it keeps out. A failure
+	// to write it only makes that message vaguer.
+	if f.Truncate(0) == nil {
+		fmt.Fprintf(f, "pid %d\n%s\n", os.Getpid(), commandLine())
+	}
 	return f, nil
+}
+
+// lockHolder reads what the holder of the lock wrote in it.
+func lockHolder(dir string, f *os.File) *LockedError {
+	e := &LockedError{Dir: dir}
+	b, err := io.ReadAll(io.LimitReader(f, 4096))
+	if err != nil {
+		return e
+	}
+	first, rest, _ := strings.Cut(string(b), "\n")
+	if pid, err := strconv.Atoi(strings.TrimPrefix(first, "pid ")); err == nil && pid > 0 {
+		e.PID = pid
+		e.Command = strings.TrimSpace(rest)
+	}
+	return e
+}
+
+// commandLine is this process's command line, its program named by base
+// name and the whole cut to a line.
+func commandLine() string {
+	if len(os.Args) == 0 {
+		return ""
+	}
+	args := append([]string{filepath.Base(os.Args[0])}, os.Args[1:]...)
+	line := strings.Join(args, " ")
+	line = strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' {
+			return ' '
+		}
+		return r
+	}, line)
+	if len(line) > 200 {
+		line = line[:197] + "..."
+	}
+	return line
 }
 
 func (s *Store) checkFormat() error {
 	v, err := s.format()
 	switch {
+	case errors.Is(err, ErrNotFound) && s.opts.ReadOnly:
+		return nil // a store nothing was written to yet
 	case errors.Is(err, ErrNotFound):
 		return s.db.Set(keyFormat, []byte(strconv.Itoa(StoreFormat)), pebble.Sync)
 	case err != nil:
+		if s.opts.ReadOnly && errors.Is(err, ErrCorrupt) {
+			return nil // Verify reports it
+		}
 		return err
 	case v == "1":
 		return fmt.Errorf("store %s has store format 1; this bench reads format %d: run `bench --store %s traces migrate` once (it keeps every run, ref and run ID): %w",
@@ -208,6 +360,17 @@ func (s *Store) format() (string, error) {
 // Dir returns the store's directory.
 func (s *Store) Dir() string { return s.dir }
 
+// writable returns the error of a write to a store that takes none.
+func (s *Store) writable() error {
+	switch {
+	case s.opts.ReadOnly:
+		return fmt.Errorf("store %s: %w", s.dir, ErrReadOnly)
+	case s.damaged != nil:
+		return s.damaged
+	}
+	return nil
+}
+
 // Close releases the store. Calling it again does nothing.
 func (s *Store) Close() error {
 	var err error
@@ -220,8 +383,13 @@ func (s *Store) Close() error {
 		s.db = nil
 	}
 	if s.lock != nil {
+		s.lock.Truncate(0) // no longer the holder
 		s.lock.Close()
 		s.lock = nil
+	}
+	if s.snap != "" {
+		os.RemoveAll(s.snap)
+		s.snap = ""
 	}
 	return err
 }
@@ -360,6 +528,9 @@ func (s *Store) Sync() error {
 // putRun stores run; it returns its ID, its document, and whether the
 // document decodes to run as it is.
 func (s *Store) putRun(run *Run, refs []string, sync *pebble.WriteOptions, level int) (ID, []byte, bool, error) {
+	if err := s.writable(); err != nil {
+		return ID{}, nil, false, err
+	}
 	for _, r := range refs {
 		if err := ValidateRefName(r); err != nil {
 			return ID{}, nil, false, err
@@ -416,15 +587,60 @@ func (s *Store) GetRun(id ID) (*Run, error) {
 
 // hasRun reports whether the store holds a record for id.
 func (s *Store) hasRun(id ID) (bool, error) {
-	_, closer, err := s.db.Get(runKey(id))
+	_, closer, err := s.get(runKey(id))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return false, nil
 	}
 	if err != nil {
-		return false, wrapCorrupt(err)
+		return false, err
 	}
 	closer.Close()
 	return true, nil
+}
+
+// CheckRef reports whether the run ref name points to can be read: nil
+// when there is no such ref or its run reads whole (decompressed against
+// its bases, hashed); else an error wrapping ErrCorrupt that says what
+// cannot be read (the ref, its run, a base of it) or is missing. A resumed
+// recording checks the refs it would skip with it: a ref whose run cannot
+// be read is damage to repair, not a run recorded.
+func (s *Store) CheckRef(name string) error {
+	id, err := s.Ref(name)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil
+	case err != nil:
+		return err
+	}
+	if _, _, err := s.codec.plain(id, 0); err != nil {
+		if !errors.Is(err, ErrCorrupt) {
+			err = fmt.Errorf("%w: %w", err, ErrCorrupt)
+		}
+		return fmt.Errorf("ref %s: %w", name, err)
+	}
+	return nil
+}
+
+// CheckRecords is CheckRef without decompressing: it reports whether the
+// records of the run ref name points to and of the bases it is stored
+// against can be read from the store, which is what damage to the store's
+// files breaks; content that does not hash to its ID is found when the run
+// is read. It costs a few microseconds a run, where CheckRef costs a read.
+func (s *Store) CheckRecords(name string) error {
+	id, err := s.Ref(name)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil
+	case err != nil:
+		return err
+	}
+	if err := s.codec.records(id, 0); err != nil {
+		if !errors.Is(err, ErrCorrupt) {
+			err = fmt.Errorf("%w: %w", err, ErrCorrupt)
+		}
+		return fmt.Errorf("ref %s: %w", name, err)
+	}
+	return nil
 }
 
 // Ref is a named pointer to a run.
@@ -435,7 +651,7 @@ type Ref struct {
 
 // Ref returns the run a ref points to.
 func (s *Store) Ref(name string) (ID, error) {
-	v, closer, err := s.db.Get(refKey(name))
+	v, closer, err := s.get(refKey(name))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return ID{}, fmt.Errorf("ref %s: %w", name, ErrNotFound)
 	}
@@ -453,6 +669,9 @@ func (s *Store) Ref(name string) (ID, error) {
 
 // SetRef points name at an existing run.
 func (s *Store) SetRef(name string, id ID) error {
+	if err := s.writable(); err != nil {
+		return err
+	}
 	if err := ValidateRefName(name); err != nil {
 		return err
 	}
@@ -467,6 +686,9 @@ func (s *Store) SetRef(name string, id ID) error {
 
 // DeleteRef removes a ref; the run stays until GC.
 func (s *Store) DeleteRef(name string) error {
+	if err := s.writable(); err != nil {
+		return err
+	}
 	if _, err := s.Ref(name); err != nil {
 		return err
 	}
@@ -537,15 +759,67 @@ func (s *Store) FindRun(hexPrefix string) (ID, error) {
 	}
 }
 
-// wrapCorrupt marks pebble's own checksum failures as ErrCorrupt, so that
+// wrapCorrupt marks pebble's own corruption errors as ErrCorrupt, so that
 // callers see one kind of corruption whichever layer caught it.
 func wrapCorrupt(err error) error {
-	if pebble.IsCorruptionError(err) {
-		// pebble's message runs over several lines; the first says it all.
-		msg, _, _ := strings.Cut(err.Error(), "\n")
-		return fmt.Errorf("%s: %w", msg, ErrCorrupt)
+	if err != nil && pebble.IsCorruptionError(err) && !errors.Is(err, ErrCorrupt) {
+		// pebble's message runs over several lines (the last a placeholder,
+		// "<corruption detail carrier>"); the first says it all.
+		return fmt.Errorf("%s: %w", firstLine(err), ErrCorrupt)
 	}
 	return err
+}
+
+// get reads key from the database: a key in a hole found before fails at
+// once, and a key pebble cannot read becomes a hole of its own.
+func (s *Store) get(key []byte) ([]byte, io.Closer, error) {
+	s.mu.Lock()
+	h, ok := s.holes.find(key)
+	s.mu.Unlock()
+	if ok {
+		return nil, nil, fmt.Errorf("%s cannot be read: %w", describeKey(key), h.err)
+	}
+	v, closer, err := s.db.Get(key)
+	if err != nil && !errors.Is(err, pebble.ErrNotFound) {
+		err = s.readErr(key, err)
+	}
+	return v, closer, err
+}
+
+// readErr is the error of a read of key that failed with err; pebble's
+// corruption is kept as a hole of that key.
+func (s *Store) readErr(key []byte, err error) error {
+	if !pebble.IsCorruptionError(err) {
+		return err
+	}
+	msg := firstLine(err)
+	err = wrapCorrupt(err)
+	s.addHoles([]hole{{key: bytes.Clone(key), err: err, msg: msg}})
+	return fmt.Errorf("%s cannot be read: %w", describeKey(key), err)
+}
+
+func (s *Store) addHoles(hs []hole) {
+	if len(hs) == 0 {
+		return
+	}
+	s.mu.Lock()
+	s.holes = append(s.holes, hs...)
+	s.mu.Unlock()
+}
+
+// scanAll calls fn for every key in [lower, upper) that can be read, past
+// any damage (tolerant.go), and returns and keeps the holes it met.
+func (s *Store) scanAll(lower, upper []byte, hints [][]byte, fn func(k, v []byte) error) ([]hole, error) {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil, err
+	}
+	holes, err := scanTolerant(it, lower, upper, hints, fn)
+	if cerr := it.Close(); err == nil && cerr != nil && !pebble.IsCorruptionError(cerr) {
+		err = cerr
+	}
+	s.addHoles(holes)
+	return holes, err
 }
 
 func (s *Store) scan(prefix []byte, fn func(k, v []byte) error) error {

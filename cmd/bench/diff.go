@@ -185,7 +185,7 @@ func (l *sideLoader) load(arg string) (*side, error) {
 		}
 	}
 	if l.store == nil {
-		s, err := openStore(l.app)
+		s, err := openStoreRead(l.app)
 		if err != nil {
 			return nil, err
 		}

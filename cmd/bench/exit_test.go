@@ -44,7 +44,7 @@ func TestExitCodes(t *testing.T) {
 		{"too many args", []string{"--store", store, "traces", "ls", "a", "b"}, exitInvalidInput, "accepts at most 1 arg"},
 		{"bad pack", []string{"--store", store, "traces", "import", bad}, exitInvalidInput, "bad pack"},
 		{"missing pack", []string{"--store", store, "traces", "import", filepath.Join(dir, "nope")}, exitInvalidInput, "no such file"},
-		{"store in use", []string{"--store", filepath.Join(dir, "held"), "traces", "ls"}, exitSetup, "is in use by another bench process"},
+		{"store in use", []string{"--store", filepath.Join(dir, "held"), "traces", "gc"}, exitSetup, "is in use by pid "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

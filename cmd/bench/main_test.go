@@ -83,6 +83,9 @@ func TestScripts(t *testing.T) {
 			"mkruns":       cmdMkruns,
 			"corruptstore": cmdCorruptStore,
 			"refserver":    cmdRefServer,
+			"corruptrun":   cmdCorruptRun,
+			"refprofile":   cmdRefProfile,
+			"resumed":      cmdResumed,
 		},
 	})
 }

@@ -65,7 +65,10 @@ pinned (the time a Go server prints) before runs are hashed (docs/clock.md).
 Runs already stored are skipped, so an interrupted recording resumes where
 it stopped; a stored run that ended in an error is recorded again, and the
 summary counts those ("E errored runs retried"). --force records the runs
-that are stored and good again too. --shard i/n records the i-th of n
+that are stored and good again too. A stored run that cannot be read is
+damage, not a run recorded: record stops before it runs anything and says
+to run bench traces repair, after which the same command records what the
+repair dropped. --shard i/n records the i-th of n
 deterministic slices of the run list (1 <= i <= n), for several CI
 machines; merge their stores with bench traces export/import.
 
@@ -163,7 +166,7 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 		}
 	}
 	runs = shard(runs, shardI, shardN)
-	store, err := openStore(a)
+	store, err := createStore(a)
 	if err != nil {
 		return err
 	}

@@ -73,7 +73,7 @@ func runReport(_ context.Context, a *app, opts *reportOptions) error {
 	default:
 		return usageErr(fmt.Errorf("--format %q: want text, json, md or junit", opts.format))
 	}
-	s, err := openStore(a)
+	s, err := openStoreRead(a)
 	if err != nil {
 		return err
 	}

@@ -130,7 +130,7 @@ func runWith(ctx context.Context, a *app, args []string) int {
 	if isArgsError(err) {
 		err = usageErr(err)
 	}
-	return exitCode(err, a.stderr)
+	return exitCode(damageHint(a, err), a.stderr)
 }
 
 // processStart is as close to the process's start as bench can read: the

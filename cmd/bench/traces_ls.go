@@ -34,7 +34,7 @@ func newTracesLsCmd(a *app) *cobra.Command {
 }
 
 func runTracesLs(_ context.Context, a *app, opts *tracesLsOptions) error {
-	s, err := openStore(a)
+	s, err := openStoreRead(a)
 	if err != nil {
 		return err
 	}

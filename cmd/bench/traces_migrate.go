@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -39,6 +40,9 @@ func runTracesMigrate(ctx context.Context, a *app) error {
 		}
 	})
 	prog.finish()
+	if errors.Is(err, traces.ErrNoStore) {
+		return usageErr(err)
+	}
 	if err != nil {
 		return setupErr(err)
 	}

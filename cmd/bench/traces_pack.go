@@ -41,7 +41,7 @@ with 'bench traces import'.`,
 }
 
 func runTracesExport(_ context.Context, a *app, opts *tracesExportOptions) error {
-	s, err := openStore(a)
+	s, err := openStoreRead(a)
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func runTracesImport(_ context.Context, a *app, opts *tracesImportOptions) error
 		return usageErr(err)
 	}
 	defer f.Close()
-	s, err := openStore(a)
+	s, err := createStore(a)
 	if err != nil {
 		return err
 	}

@@ -46,7 +46,7 @@ runs exactly as stored.`,
 }
 
 func runTracesShow(_ context.Context, a *app, opts *tracesShowOptions) error {
-	s, err := openStore(a)
+	s, err := openStoreRead(a)
 	if err != nil {
 		return err
 	}

@@ -27,7 +27,7 @@ func newTracesStatsCmd(a *app) *cobra.Command {
 }
 
 func runTracesStats(_ context.Context, a *app, opts *tracesStatsOptions) error {
-	s, err := openStore(a)
+	s, err := openStoreRead(a)
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func runTracesStats(_ context.Context, a *app, opts *tracesStatsOptions) error {
 	fmt.Fprintf(w, "bases         %d  (runs others are compressed against)\n", st.Bases)
 	fmt.Fprintf(w, "raw bytes     %s  (every run's canonical document)\n", humanBytes(st.RawBytes))
 	fmt.Fprintf(w, "stored bytes  %s  (the run records, compressed)\n", humanBytes(st.StoredBytes))
-	fmt.Fprintf(w, "disk bytes    %s  (the store's directory, every file)\n", humanBytes(st.DiskBytes))
+	fmt.Fprintf(w, "disk bytes    %s  (the store's database, every file)\n", humanBytes(st.DiskBytes))
 	fmt.Fprintf(w, "compression   %.2fx\n", st.CompressionRatio())
 	return nil
 }
