@@ -7,11 +7,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/mcpbench/bench/internal/testbin"
+	"github.com/mcpbench/bench/traces"
 )
 
 // The fault matrix (issue 15): bench is killed, or meets a broken server,
@@ -271,4 +273,109 @@ func TestFaultKillReplay(t *testing.T) {
 			e.resumeAndReplay()
 		})
 	}
+}
+
+// verifyNames runs traces verify on a damaged store: exit 4, naming each
+// of refs.
+func (e *faultEnv) verifyNames(refs []string) {
+	e.t.Helper()
+	code, out, errOut := e.run("traces", "verify")
+	if code != exitSetup {
+		e.t.Fatalf("traces verify on a damaged store: exit %d, want %d\n%s%s", code, exitSetup, out, errOut)
+	}
+	for _, r := range refs {
+		if !strings.Contains(out+errOut, r) {
+			e.t.Errorf("traces verify does not name %s:\n%s%s", r, out, errOut)
+		}
+	}
+}
+
+// repair runs traces repair and returns the refs it dropped.
+func (e *faultEnv) repair() []string {
+	e.t.Helper()
+	code, out, errOut := e.run("traces", "repair")
+	if code != 0 {
+		e.t.Fatalf("traces repair: exit %d\n%s%s", code, out, errOut)
+	}
+	var dropped []string
+	for _, m := range regexp.MustCompile(`(?m)^dropped ref (\S+) `).FindAllStringSubmatch(out, -1) {
+		dropped = append(dropped, m[1])
+	}
+	return dropped
+}
+
+// A byte flipped in a stored run: verify names the refs that cannot be
+// read, record and replay refuse once, repair drops exactly those, a
+// resumed record records exactly those, and a replay passes.
+func TestFaultFlippedByte(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records with a real server; skipped with -short")
+	}
+	e := newFaultEnv(t)
+	if code, out, errOut := e.run(append(faultRecordArgs, "--server", e.profile)...); code != 0 {
+		t.Fatalf("record: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := e.run("traces", "gc"); code != 0 { // flush to table files
+		t.Fatalf("traces gc: %s", errOut)
+	}
+	s, err := traces.Open(e.store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, _ := s.Runs()
+	s.Close()
+	if _, err := flipRun(e.store, runs[len(runs)-1]); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := e.run(append(faultRecordArgs, "--server", e.profile)...)
+	if code != exitSetup || strings.Count(errOut, "bench traces repair") != 1 || strings.Contains(out, "already stored") {
+		t.Errorf("record on a damaged store: exit %d, want %d and one hint\n%s%s", code, exitSetup, out, errOut)
+	}
+	e.verifyNames(nil)
+	dropped := e.repair()
+	kept := e.refs()
+	if len(kept) == 4 {
+		t.Fatal("repair kept every ref")
+	}
+	// What it dropped is named (a byte in the block of the store's
+	// metadata loses every ref with it: then repair names the stretch
+	// lost, and the resume records everything again).
+	for _, r := range dropped {
+		if slices.Contains(kept, r) {
+			t.Errorf("repair dropped %s and kept it", r)
+		}
+	}
+	e.intact(nil)
+	e.resumeAndReplay()
+}
+
+// The write-ahead log cut short, as a full disk or a crash of the machine
+// would leave it: the store opens with what the log kept, verify passes,
+// and a resumed record records exactly what was lost.
+func TestFaultTruncatedWAL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records with a real server; skipped with -short")
+	}
+	e := newFaultEnv(t)
+	if code, out, errOut := e.run(append(faultRecordArgs, "--server", e.profile)...); code != 0 {
+		t.Fatalf("record: exit %d\n%s%s", code, out, errOut)
+	}
+	logs, _ := filepath.Glob(filepath.Join(e.store, "db", "*.log"))
+	if len(logs) == 0 {
+		t.Fatal("no write-ahead log")
+	}
+	slices.Sort(logs)
+	newest := logs[len(logs)-1]
+	fi, err := os.Stat(newest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(newest, fi.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(e.refs()); n >= 4 {
+		t.Fatalf("%d refs after cutting the log in half: the cut lost nothing", n)
+	}
+	e.intact(nil)
+	e.resumeAndReplay()
 }
