@@ -255,6 +255,9 @@ type slot struct {
 	// withheld are the values of the caller's environment the server was
 	// not given: redacted from what it writes into a run.
 	withheld []withheldValue
+	// places names the values that differ from run to run (the fake's
+	// addresses, its CA file) in tool results (runPlaces).
+	places *runValues
 }
 
 // New returns a Recorder.
@@ -639,7 +642,11 @@ func (r *Recorder) attempt(ctx context.Context, job *Job) (*traces.Run, *NoResul
 			msg := fmt.Sprintf("error: the tool result is %d bytes, above bench's limit of %d", len(raw), o.MaxResultBytes)
 			return ToolResult{Result: stub, IsError: true, Content: msg, ErrorKind: traces.ErrorResultTooLarge}
 		}
-		return ToolResult{Result: raw, IsError: res.IsError, Content: resultText(res)}
+		text := resultText(res)
+		if s.places != nil {
+			raw, text = json.RawMessage(s.places.Replace(string(raw))), s.places.Replace(text)
+		}
+		return ToolResult{Result: raw, IsError: res.IsError, Content: text}
 	}
 	loop := &Loop{
 		Model: job.Model, Key: reqkey.Scope{Provider: mref.Provider, Model: mref.Name, Scenario: sc.ID, RunIndex: job.RunIndex},
@@ -815,6 +822,7 @@ func (r *Recorder) start(ctx context.Context, key string, p *Profile, fx *fakece
 			return s, fmt.Errorf("picking a port: %w", err)
 		}
 	}
+	s.places = runPlaces(v)
 	pass := append(slices.Clone(p.PassEnv), r.opts.PassEnv...)
 	env := append(ChildEnv(r.opts.Environ, pass), fake.Env()...)
 	for _, k := range sortedKeys(p.Env) {
