@@ -141,21 +141,22 @@ func TestMigrateResumes(t *testing.T) {
 
 // A pack of format 1 imports into a store of this format with the same runs
 // and IDs, and exports again as a pack of this format.
-func TestImportV1Pack(t *testing.T) {
-	f, err := os.Open("testdata/pack-v1.benchpack")
+func TestImportV1Pack(t *testing.T) { checkPackRoundTrip(t, "testdata/pack-v1.benchpack", checkRuns) }
+
+// checkPackRoundTrip imports the six-run pack at path, checks the store,
+// exports it again as a pack of this format, and checks that pack's import.
+func checkPackRoundTrip(t *testing.T, path string, check func(*testing.T, *Store)) {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	s := openTemp(t)
-	rep, err := s.Import(f, nil)
-	if err != nil {
-		t.Fatal(err)
+	if rep, err := s.Import(f, nil); err != nil || rep.Runs != 6 || rep.NewRuns != 6 || rep.Refs != 6 {
+		t.Fatalf("Import = %+v, %v", rep, err)
 	}
-	if rep.Runs != 6 || rep.NewRuns != 6 || rep.Refs != 6 {
-		t.Errorf("Import = %+v", rep)
-	}
-	checkRuns(t, s)
+	check(t, s)
 	var p bytes.Buffer
 	if _, err := s.Export(&p); err != nil {
 		t.Fatal(err)
@@ -164,7 +165,7 @@ func TestImportV1Pack(t *testing.T) {
 	if _, err := again.Import(&p, nil); err != nil {
 		t.Fatal(err)
 	}
-	checkRuns(t, again)
+	check(t, again)
 }
 
 // The fixtures store-v2, pack-v2.benchpack and store-v2.refs.json were
@@ -258,24 +259,4 @@ func TestReadV2Store(t *testing.T) {
 
 // A pack of format 2 imports with the same runs, IDs, stderr and timings,
 // and exports again as a pack of this format.
-func TestImportV2Pack(t *testing.T) {
-	f, err := os.Open("testdata/pack-v2.benchpack")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	s := openTemp(t)
-	if rep, err := s.Import(f, nil); err != nil || rep.Runs != 6 || rep.NewRuns != 6 || rep.Refs != 6 {
-		t.Fatalf("Import = %+v, %v", rep, err)
-	}
-	checkV2Runs(t, s)
-	var p bytes.Buffer
-	if _, err := s.Export(&p); err != nil {
-		t.Fatal(err)
-	}
-	again := openTemp(t)
-	if _, err := again.Import(&p, nil); err != nil {
-		t.Fatal(err)
-	}
-	checkV2Runs(t, again)
-}
+func TestImportV2Pack(t *testing.T) { checkPackRoundTrip(t, "testdata/pack-v2.benchpack", checkV2Runs) }

@@ -57,17 +57,7 @@ func newFaultEnv(t *testing.T) *faultEnv {
 
 // writeProfile writes the reference server's profile with command.
 func (e *faultEnv) writeProfile(command string) {
-	data := fmt.Sprintf(`name: reference
-repo: local
-command: %s
-env:
-  CENTRAL_BASE_URL: "{central_url}"
-  CENTRAL_CLIENT_ID: bench-reference
-  CENTRAL_CLIENT_SECRET: bench-reference-secret
-  HTTPS_PROXY: "{proxy_url}"
-  SSL_CERT_FILE: "{ca_file}"
-writes_env: {CENTRAL_WRITES: "1"}
-`, command)
+	data := referenceProfile(command)
 	if err := os.WriteFile(e.profile, []byte(data), 0o644); err != nil {
 		e.t.Fatal(err)
 	}

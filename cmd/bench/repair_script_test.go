@@ -4,25 +4,18 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/mcpbench/bench/internal/testbin"
 	"github.com/mcpbench/bench/traces"
 )
 
 // Commands of testdata/script/repair.txtar.
-
-var (
-	scriptRefOnce sync.Once
-	scriptRefBin  string
-	scriptRefErr  error
-)
 
 // refprofile FILE writes a profile of the reference server
 // (examples/central-mcp, built once per test binary), like
@@ -31,32 +24,7 @@ func cmdRefProfile(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: refprofile FILE")
 	}
-	scriptRefOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "bench-script-ref-")
-		if err != nil {
-			scriptRefErr = err
-			return
-		}
-		scriptRefBin = filepath.Join(dir, "central-mcp")
-		cmd := exec.Command("go", "build", "-o", scriptRefBin, "./examples/central-mcp")
-		cmd.Dir = "../.."
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			scriptRefErr = fmt.Errorf("building the reference server: %v\n%s", err, out)
-		}
-	})
-	ts.Check(scriptRefErr)
-	data := fmt.Sprintf(`name: reference
-repo: local
-command: [%q]
-env:
-  CENTRAL_BASE_URL: "{central_url}"
-  CENTRAL_CLIENT_ID: bench-reference
-  CENTRAL_CLIENT_SECRET: bench-reference-secret
-  HTTPS_PROXY: "{proxy_url}"
-  SSL_CERT_FILE: "{ca_file}"
-writes_env: {CENTRAL_WRITES: "1"}
-`, scriptRefBin)
+	data := referenceProfile(fmt.Sprintf("[%q]", testbin.Build(ts, "./examples/central-mcp")))
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(data), 0o644))
 }
 
