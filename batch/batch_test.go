@@ -37,18 +37,7 @@ func TestMain(m *testing.M) {
 func reference(t *testing.T) *recorder.Profile {
 	t.Helper()
 	refBin := testbin.Build(t, "./examples/central-mcp")
-	p, err := recorder.ParseProfile("reference.yaml", []byte(`name: reference
-transport: stdio
-command: ["`+refBin+`"]
-env:
-  CENTRAL_BASE_URL: "{central_url}"
-  CENTRAL_CLIENT_ID: bench-reference
-  CENTRAL_CLIENT_SECRET: bench-reference-secret
-  HTTPS_PROXY: "{proxy_url}"
-  NO_PROXY: "127.0.0.1,localhost"
-  SSL_CERT_FILE: "{ca_file}"
-writes_env: {CENTRAL_WRITES: "1"}
-`), "")
+	p, err := recorder.ParseProfile("reference.yaml", []byte(testbin.ReferenceProfile(`["`+refBin+`"]`)), "")
 	if err != nil {
 		t.Fatal(err)
 	}

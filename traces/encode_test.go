@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -478,4 +479,36 @@ func (s *swapped) UnmarshalJSON(b []byte) error {
 	err := json.Unmarshal(b, &m)
 	s.A, s.B = m["B"], m["A"]
 	return err
+}
+
+// withoutSide returns r, or a copy of it whose side fields are zero when
+// it has side values; r is not changed. Only the payloads that change are
+// copied.
+func (r *Run) withoutSide() *Run {
+	if side, _, _ := r.side(); side == nil {
+		return r
+	}
+	c := &Run{Manifest: r.Manifest, Events: slices.Clone(r.Events)}
+	fields := sideFields()
+	for i := range c.Events {
+		ev := reflect.ValueOf(&c.Events[i]).Elem()
+		copied := map[int]bool{}
+		for k := range fields {
+			f := &fields[k]
+			v, ok := f.value(ev)
+			if !ok || v.IsZero() {
+				continue
+			}
+			if f.payload >= 0 && !copied[f.payload] {
+				p := ev.Field(f.payload)
+				cp := reflect.New(p.Type().Elem())
+				cp.Elem().Set(p.Elem())
+				p.Set(cp)
+				copied[f.payload] = true
+				v, _ = f.value(ev)
+			}
+			v.SetZero()
+		}
+	}
+	return c
 }

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -39,7 +40,7 @@ var sideFields = sync.OnceValue(func() []sideField {
 	var out []sideField
 	et := reflect.TypeFor[Event]()
 	jsonName := func(sf reflect.StructField) string {
-		name, _, _ := cutComma(sf.Tag.Get("json"))
+		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
 		if name == "" {
 			name = sf.Name
 		}
@@ -67,15 +68,6 @@ var sideFields = sync.OnceValue(func() []sideField {
 
 func isSide(sf reflect.StructField) bool { return sf.Tag.Get("trace") == "side" }
 
-func cutComma(s string) (string, string, bool) {
-	for i := range len(s) {
-		if s[i] == ',' {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return s, "", false
-}
-
 // value returns the field in ev (addressable when ev is), and whether the
 // event has it (its payload is set).
 func (f *sideField) value(ev reflect.Value) (reflect.Value, bool) {
@@ -89,30 +81,14 @@ func (f *sideField) value(ev reflect.Value) (reflect.Value, bool) {
 	return p.Elem().Field(f.index), true
 }
 
-// hasSide reports whether any event of r has a side value.
-func (r *Run) hasSide() bool {
-	fields := sideFields()
-	for i := range r.Events {
-		ev := reflect.ValueOf(&r.Events[i]).Elem()
-		for k := range fields {
-			if v, ok := fields[k].value(ev); ok && !v.IsZero() {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // side returns the canonical bytes of r's side, nil when it has none, and
 // whether they decode to r's side values as they are (see
 // encodeCanonicalAs).
 func (r *Run) side() ([]byte, bool, error) {
-	if !r.hasSide() {
-		return nil, true, nil
-	}
 	fields := sideFields()
 	e := &encoder{out: make([]byte, 0, 16*len(r.Events))}
 	e.out = append(e.out, '[')
+	some := false
 	for i := range r.Events {
 		if i > 0 {
 			e.out = append(e.out, ',')
@@ -129,13 +105,16 @@ func (r *Run) side() ([]byte, bool, error) {
 			if !first {
 				e.out = append(e.out, ',')
 			}
-			first = false
+			first, some = false, true
 			e.out = appendString(e.out, f.path)
 			e.out = append(e.out, ':')
 			e.depth = 2
 			encoderOf(f.typ)(e, v)
 		}
 		e.out = append(e.out, '}')
+	}
+	if !some {
+		return nil, true, nil
 	}
 	e.out = append(e.out, ']')
 	if e.err != nil {
@@ -200,38 +179,6 @@ var sideByPath = sync.OnceValue(func() map[string]*sideField {
 	}
 	return m
 })
-
-// withoutSide returns r, or a copy of it whose side fields are zero when
-// it has side values; r is not changed. Only the payloads that change are
-// copied.
-func (r *Run) withoutSide() *Run {
-	if !r.hasSide() {
-		return r
-	}
-	c := &Run{Manifest: r.Manifest, Events: slices.Clone(r.Events)}
-	fields := sideFields()
-	for i := range c.Events {
-		ev := reflect.ValueOf(&c.Events[i]).Elem()
-		copied := map[int]bool{}
-		for k := range fields {
-			f := &fields[k]
-			v, ok := f.value(ev)
-			if !ok || v.IsZero() {
-				continue
-			}
-			if f.payload >= 0 && !copied[f.payload] {
-				p := ev.Field(f.payload)
-				cp := reflect.New(p.Type().Elem())
-				cp.Elem().Set(p.Elem())
-				p.Set(cp)
-				copied[f.payload] = true
-				v, _ = f.value(ev)
-			}
-			v.SetZero()
-		}
-	}
-	return c
-}
 
 // legacyStderrSide is the side of a run stored before store format 2:
 // its servers' stderr by event index, in canonical JSON; nil when none.

@@ -470,8 +470,8 @@ func ParseRunRef(name string) (RunRefParts, bool) {
 // the run's ID and sets run.Manifest.RunID. A run whose content is stored
 // already keeps the record it has (its start time and stderr).
 func (s *Store) PutRun(run *Run, refs ...string) (ID, error) {
-	id, _, _, err := s.putRun(run, refs, pebble.Sync, s.opts.CompressionLevel)
-	return id, err
+	st, err := s.putRun(run, refs, pebble.Sync, s.opts.CompressionLevel)
+	return st.id, err
 }
 
 // PutRunNoSync is PutRun without waiting for the disk: the run is written
@@ -479,19 +479,20 @@ func (s *Store) PutRun(run *Run, refs ...string) (ID, error) {
 // whole, but may lose it. For runs that can be recomputed, such as replays;
 // Sync (or a later PutRun) makes every earlier write durable.
 func (s *Store) PutRunNoSync(run *Run, refs ...string) (ID, error) {
-	id, _, _, err := s.putRun(run, refs, pebble.NoSync, s.opts.NoSyncLevel)
-	return id, err
+	st, err := s.putRun(run, refs, pebble.NoSync, s.opts.NoSyncLevel)
+	return st.id, err
 }
 
 // PutRunNoSyncRead is PutRunNoSync that also returns the run as GetRun
 // would read it back (canonical payloads, RunID and StartedAt set) without
 // reading it: it decodes the canonical document it stored.
 func (s *Store) PutRunNoSyncRead(run *Run, refs ...string) (*Run, error) {
-	id, doc, same, err := s.putRun(run, refs, pebble.NoSync, s.opts.NoSyncLevel)
+	st, err := s.putRun(run, refs, pebble.NoSync, s.opts.NoSyncLevel)
 	if err != nil {
 		return nil, err
 	}
-	if same {
+	id := st.id
+	if st.same {
 		// Every payload was canonical already: the run is what a read
 		// would return, and need not be decoded again.
 		out := &Run{Manifest: run.Manifest, Events: slices.Clone(run.Events)}
@@ -503,18 +504,14 @@ func (s *Store) PutRunNoSyncRead(run *Run, refs ...string) (*Run, error) {
 		return out, nil
 	}
 	var out Run
-	if err := decodeCanonical(doc, &out); err != nil {
+	if err := decodeCanonical(st.doc, &out); err != nil {
 		return nil, fmt.Errorf("run %s: decoding: %w", id, err)
 	}
 	out.Manifest.RunID = id
 	if !run.Manifest.StartedAt.IsZero() {
 		out.Manifest.StartedAt = run.Manifest.StartedAt.UTC()
 	}
-	side, _, err := run.side()
-	if err == nil {
-		err = out.setSide(side)
-	}
-	if err != nil {
+	if err := out.setSide(st.side); err != nil {
 		return nil, fmt.Errorf("run %s: %w", id, err)
 	}
 	return &out, nil
@@ -525,25 +522,32 @@ func (s *Store) Sync() error {
 	return s.db.LogData(nil, pebble.Sync)
 }
 
-// putRun stores run; it returns its ID, its document, and whether the
-// document decodes to run as it is.
-func (s *Store) putRun(run *Run, refs []string, sync *pebble.WriteOptions, level int) (ID, []byte, bool, error) {
+// stored is what putRun wrote of a run: its ID, its document and side, and
+// whether the two decode to the run as it is.
+type stored struct {
+	id        ID
+	doc, side []byte
+	same      bool
+}
+
+// putRun stores run.
+func (s *Store) putRun(run *Run, refs []string, sync *pebble.WriteOptions, level int) (stored, error) {
 	if err := s.writable(); err != nil {
-		return ID{}, nil, false, err
+		return stored{}, err
 	}
 	for _, r := range refs {
 		if err := ValidateRefName(r); err != nil {
-			return ID{}, nil, false, err
+			return stored{}, err
 		}
 	}
 	doc, same, err := run.documentAs(int(s.docSize.Load()) * 5 / 4)
 	if err != nil {
-		return ID{}, nil, false, err
+		return stored{}, err
 	}
 	s.docSize.Store(int64(len(doc)))
 	side, sideSame, err := run.side()
 	if err != nil {
-		return ID{}, nil, false, err
+		return stored{}, err
 	}
 	same = same && sideSame
 	info := runInfo{Side: side}
@@ -554,13 +558,13 @@ func (s *Store) putRun(run *Run, refs []string, sync *pebble.WriteOptions, level
 	defer tx.abort()
 	id, err := tx.put(doc, familyOf(&run.Manifest), info, refs)
 	if err != nil {
-		return ID{}, nil, false, fmt.Errorf("storing run: %w", err)
+		return stored{}, fmt.Errorf("storing run: %w", err)
 	}
 	if err := tx.commit(sync); err != nil {
-		return ID{}, nil, false, fmt.Errorf("storing run: %w", err)
+		return stored{}, fmt.Errorf("storing run: %w", err)
 	}
 	run.Manifest.RunID = id
-	return id, doc, same, nil
+	return stored{id: id, doc: doc, side: side, same: same}, nil
 }
 
 // GetRun loads the run with the given ID, verified: its document hashes

@@ -57,7 +57,7 @@ func newFaultEnv(t *testing.T) *faultEnv {
 
 // writeProfile writes the reference server's profile with command.
 func (e *faultEnv) writeProfile(command string) {
-	data := referenceProfile(command)
+	data := testbin.ReferenceProfile(command)
 	if err := os.WriteFile(e.profile, []byte(data), 0o644); err != nil {
 		e.t.Fatal(err)
 	}

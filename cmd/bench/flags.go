@@ -12,9 +12,10 @@ import (
 // parsed, so that `--runs 0` or `--latency-resolution -1s` is a usage error
 // (exit 2) naming the flag, never a value silently ignored or replaced.
 
+// intFlag is an int flag that must be at least min.
 type intFlag struct {
-	p        *int
-	min, max int
+	p   *int
+	min int
 }
 
 func (f *intFlag) String() string { return strconv.Itoa(*f.p) }
@@ -24,8 +25,8 @@ func (f *intFlag) Set(s string) error {
 	if err != nil {
 		return fmt.Errorf("not a whole number")
 	}
-	if v < f.min || v > f.max {
-		return fmt.Errorf("%d is out of range: want %s", v, rangeText(f.min, f.max, strconv.Itoa))
+	if v < f.min {
+		return fmt.Errorf("%d is out of range: want at least %d", v, f.min)
 	}
 	*f.p = v
 	return nil
@@ -34,7 +35,7 @@ func (f *intFlag) Set(s string) error {
 // intVarMin defines an int flag that must be at least min.
 func intVarMin(fs *pflag.FlagSet, p *int, name string, def, min int, usage string) {
 	*p = def
-	fs.Var(&intFlag{p: p, min: min, max: int(^uint(0) >> 1)}, name, usage)
+	fs.Var(&intFlag{p: p, min: min}, name, usage)
 }
 
 type durationFlag struct {
@@ -86,7 +87,7 @@ func (f *floatFlag) Set(s string) error {
 		return fmt.Errorf("not a number")
 	}
 	if !(v >= f.min && v <= f.max) { // NaN too
-		return fmt.Errorf("%s is out of range: want %s", s, rangeText(f.min, f.max, func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }))
+		return fmt.Errorf("%s is out of range: want %g to %g", s, f.min, f.max)
 	}
 	*f.p = v
 	return nil
@@ -96,11 +97,4 @@ func (f *floatFlag) Set(s string) error {
 func floatVarRange(fs *pflag.FlagSet, p *float64, name string, def, min, max float64, usage string) {
 	*p = def
 	fs.Var(&floatFlag{p: p, min: min, max: max}, name, usage)
-}
-
-func rangeText[T int | float64](min, max T, format func(T) string) string {
-	if max == T(int(^uint(0)>>1)) {
-		return "at least " + format(min)
-	}
-	return fmt.Sprintf("%s to %s", format(min), format(max))
 }

@@ -82,9 +82,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"mkruns":       cmdMkruns,
 			"corruptstore": cmdCorruptStore,
-			"refserver":    cmdRefServer,
 			"corruptrun":   cmdCorruptRun,
-			"refprofile":   cmdRefProfile,
 			"resumed":      cmdResumed,
 		},
 	})

@@ -32,28 +32,12 @@ func referenceServer(t *testing.T) string {
 	return testbin.Build(t, "./examples/central-mcp")
 }
 
-// referenceProfile is a profile like servers/reference.yaml whose command
-// is command (a YAML flow sequence).
-func referenceProfile(command string) string {
-	return fmt.Sprintf(`name: reference
-repo: local
-command: %s
-env:
-  CENTRAL_BASE_URL: "{central_url}"
-  CENTRAL_CLIENT_ID: bench-reference
-  CENTRAL_CLIENT_SECRET: bench-reference-secret
-  HTTPS_PROXY: "{proxy_url}"
-  SSL_CERT_FILE: "{ca_file}"
-writes_env: {CENTRAL_WRITES: "1"}
-`, command)
-}
-
 // referenceProfileFile writes a profile like servers/reference.yaml that
 // runs the prebuilt binary.
 func referenceProfileFile(t *testing.T, dir string) string {
 	bin := referenceServer(t)
 	p := filepath.Join(dir, "reference.yaml")
-	data := referenceProfile(fmt.Sprintf("[%q]", bin))
+	data := testbin.ReferenceProfile(fmt.Sprintf("[%q]", bin))
 	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}

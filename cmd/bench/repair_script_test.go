@@ -11,22 +11,10 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/mcpbench/bench/internal/testbin"
 	"github.com/mcpbench/bench/traces"
 )
 
 // Commands of testdata/script/repair.txtar.
-
-// refprofile FILE writes a profile of the reference server
-// (examples/central-mcp, built once per test binary), like
-// servers/reference.yaml.
-func cmdRefProfile(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: refprofile FILE")
-	}
-	data := referenceProfile(fmt.Sprintf("[%q]", testbin.Build(ts, "./examples/central-mcp")))
-	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(data), 0o644))
-}
 
 // corruptrun STORE flips one byte of the stored record of the store's last
 // run (the highest ID: its table block holds runs only, not the refs and

@@ -5,21 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rogpeppe/go-internal/testscript"
-
 	"github.com/mcpbench/bench/recorder"
-
-	"github.com/mcpbench/bench/internal/testbin"
 )
-
-// cmdRefServer VAR builds the reference server (once per test binary) and
-// sets VAR to its path in the script's environment.
-func cmdRefServer(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: refserver VAR")
-	}
-	ts.Setenv(args[0], testbin.Build(ts, "./examples/central-mcp"))
-}
 
 // TestServerEnvDocumented: the help of the commands that start servers
 // and docs/adapters.md name every variable a server inherits.

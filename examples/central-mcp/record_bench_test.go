@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbench/bench/fakecentral"
+	"github.com/mcpbench/bench/internal/testbin"
 	"github.com/mcpbench/bench/llm/baseline"
 	"github.com/mcpbench/bench/recorder"
 	"github.com/mcpbench/bench/scenarios"
@@ -49,18 +50,7 @@ func BenchmarkRecordOverhead(b *testing.B) {
 		list = append(list, byID[id])
 	}
 	profile := func(b *testing.B) *recorder.Profile {
-		p, err := recorder.ParseProfile("bench-reference.yaml", []byte(`name: reference
-transport: stdio
-command: ["`+binPath+`"]
-env:
-  CENTRAL_BASE_URL: "{central_url}"
-  CENTRAL_CLIENT_ID: bench-reference
-  CENTRAL_CLIENT_SECRET: bench-reference-secret
-  HTTPS_PROXY: "{proxy_url}"
-  NO_PROXY: "127.0.0.1,localhost"
-  SSL_CERT_FILE: "{ca_file}"
-writes_env: {CENTRAL_WRITES: "1"}
-`), "")
+		p, err := recorder.ParseProfile("bench-reference.yaml", []byte(testbin.ReferenceProfile(`["`+binPath+`"]`)), "")
 		if err != nil {
 			b.Fatal(err)
 		}

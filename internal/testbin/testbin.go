@@ -94,6 +94,25 @@ func moduleRoot() (string, error) {
 	}
 }
 
+// ReferenceProfile is a profile of bench's reference server
+// (examples/central-mcp) like servers/reference.yaml, whose command is
+// command, a YAML flow sequence such as ["/tmp/central-mcp"].
+func ReferenceProfile(command string) string {
+	return fmt.Sprintf(`name: reference
+repo: local
+transport: stdio
+command: %s
+env:
+  CENTRAL_BASE_URL: "{central_url}"
+  CENTRAL_CLIENT_ID: bench-reference
+  CENTRAL_CLIENT_SECRET: bench-reference-secret
+  HTTPS_PROXY: "{proxy_url}"
+  NO_PROXY: "127.0.0.1,localhost"
+  SSL_CERT_FILE: "{ca_file}"
+writes_env: {CENTRAL_WRITES: "1"}
+`, command)
+}
+
 // RemoveAll deletes every program built.
 func RemoveAll() {
 	mu.Lock()
