@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"math/big"
+	"strconv"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -46,6 +49,50 @@ func (s *Schema) Validate(doc []byte) error {
 		return errors.New(validationMessage(err))
 	}
 	return nil
+}
+
+// countKeywords are the JSON Schema keywords whose value is a count (a
+// non-negative integer). The validator reads a count into an int, and one
+// past the int range wraps: a server's maxLength of 1.2e29 became a
+// negative bound that every valid string broke.
+var countKeywords = map[string]bool{"maxLength": true, "minLength": true, "maxItems": true, "minItems": true,
+	"maxProperties": true, "minProperties": true, "maxContains": true, "minContains": true}
+
+// clampCounts lowers, in place, every count of the decoded schema doc
+// (json.Number numbers) that is past the int range to the largest int:
+// nothing has more characters, items or properties than that, so the
+// schema means what it meant. A count that is negative or not an integer
+// is left for the meta-schema to refuse. The values of const, enum,
+// default and examples are data, not schemas, and are left alone.
+func clampCounts(doc any) {
+	switch x := doc.(type) {
+	case map[string]any:
+		for k, v := range x {
+			switch {
+			case k == "const" || k == "enum" || k == "default" || k == "examples":
+			case countKeywords[k]:
+				if n, ok := v.(json.Number); ok {
+					x[k] = clampCount(n)
+				}
+			default:
+				clampCounts(v)
+			}
+		}
+	case []any:
+		for _, v := range x {
+			clampCounts(v)
+		}
+	}
+}
+
+var maxInt = big.NewInt(math.MaxInt)
+
+func clampCount(n json.Number) json.Number {
+	r, ok := new(big.Rat).SetString(string(n))
+	if !ok || !r.IsInt() || r.Num().Cmp(maxInt) <= 0 {
+		return n
+	}
+	return json.Number(strconv.Itoa(math.MaxInt))
 }
 
 // resultSchemas is a scenario's result schema compiled: in full, to grade

@@ -441,6 +441,7 @@ func compileSchema(schema any) (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
+	clampCounts(doc)
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(noLoader{})
