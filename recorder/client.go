@@ -25,6 +25,7 @@ type conn struct {
 	proc  *process // nil when the profile launches nothing (http to a running server)
 	cs    *mcp.ClientSession
 	wire  *wireLog
+	watch *wireWatch
 	elic  *elicitor
 	tools []*mcp.Tool
 	init  traces.Initialize
@@ -81,7 +82,9 @@ func (c *conn) dead() bool { return c.proc != nil && c.proc.exited() }
 func launch(ctx context.Context, p *Profile, v Vars, env []string, o *Options) (*conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(p.StartTimeout))
 	defer cancel()
-	c := &conn{wire: &wireLog{limit: 64}, elic: &elicitor{}}
+	c := &conn{wire: &wireLog{limit: 64}, elic: &elicitor{}, watch: newWireWatch()}
+	ctx, unbind := c.watch.bind(ctx)
+	defer unbind()
 	if cmd := p.Argv(); len(cmd) > 0 && o.Connect == nil {
 		argv := make([]string, len(cmd))
 		for i, a := range cmd {
@@ -95,6 +98,11 @@ func launch(ctx context.Context, p *Profile, v Vars, env []string, o *Options) (
 		c.proc = proc
 	}
 	fail := func(err error) (*conn, error) {
+		if b := c.watch.err(); b != nil {
+			// The cause, not what it led to (a cancelled handshake, a
+			// server that exits once its stdin is closed).
+			err = fmt.Errorf("%w: %w", b, errNotStarted)
+		}
 		if c.proc != nil {
 			c.proc.kill()
 			c.proc.dropFaketimeShm()
@@ -123,12 +131,12 @@ func launch(ctx context.Context, p *Profile, v Vars, env []string, o *Options) (
 		if err != nil {
 			return fail(err)
 		}
-		transport = &mcp.IOTransport{Reader: rwc, Writer: nopCloser{rwc}, MaxLineLength: o.MaxMessageBytes}
+		transport = stdioTransport(rwc, nopCloser{rwc}, c.watch, o.MaxMessageBytes)
 	case p.Transport == TransportStdio:
-		transport = &mcp.IOTransport{Reader: c.proc.stdout, Writer: c.proc.stdin, MaxLineLength: o.MaxMessageBytes}
+		transport = stdioTransport(c.proc.stdout, c.proc.stdin, c.watch, o.MaxMessageBytes)
 	case p.Transport == TransportHTTP:
 		url := v.Expand(p.URL)
-		hc := &http.Client{Transport: &captureRT{base: o.HTTPTransport, log: c.wire}}
+		hc := httpClient(o.HTTPTransport, c.wire, c.watch, o.MaxMessageBytes)
 		ready, anyStatus := v.Expand(p.Ready), false
 		if ready == "" && c.proc != nil {
 			// No ready URL: the server is ready when its endpoint answers
@@ -138,7 +146,7 @@ func launch(ctx context.Context, p *Profile, v Vars, env []string, o *Options) (
 		if err := waitReady(ctx, hc, ready, anyStatus, c.proc); err != nil {
 			return fail(err)
 		}
-		transport = &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}
+		transport = httpTransport(url, hc, o.MaxMessageBytes)
 	}
 	type result struct {
 		cs  *mcp.ClientSession
@@ -178,11 +186,37 @@ func launch(ctx context.Context, p *Profile, v Vars, env []string, o *Options) (
 	for t, err := range c.cs.Tools(ctx, nil) {
 		if err != nil {
 			c.close()
+			if b := c.watch.err(); b != nil {
+				err = b
+			}
 			return nil, fmt.Errorf("listing tools: %w", err)
 		}
 		c.tools = append(c.tools, t)
 	}
 	return c, nil
+}
+
+// stdioTransport is the MCP transport over a server's stdout (r) and stdin
+// (w), or an in-process connection: bench reads each message, of at most
+// limit bytes, and shows the watch every message either way. The SDK's own
+// bound backs bench's up (sdkLimit).
+func stdioTransport(r io.ReadCloser, w io.WriteCloser, watch *wireWatch, limit int) *mcp.IOTransport {
+	return &mcp.IOTransport{Reader: newLineReader(r, watch, limit), Writer: &watchWriter{w: w, watch: watch},
+		MaxLineLength: sdkLimit(limit)}
+}
+
+// httpClient is the HTTP client bench speaks to a streamable HTTP server
+// with: its exchanges logged, every answer's body bounded (limitBody) and
+// every message shown to the watch.
+func httpClient(base http.RoundTripper, log *wireLog, watch *wireWatch, limit int) *http.Client {
+	return &http.Client{Transport: &captureRT{base: base, log: log, watch: watch, limit: limit}}
+}
+
+// httpTransport is the MCP transport to the streamable HTTP server at url,
+// through hc (httpClient). The SDK's bound on an SSE event backs bench's
+// up (sdkLimit): left at 0, the SDK reads an event without end.
+func httpTransport(url string, hc *http.Client, limit int) *mcp.StreamableClientTransport {
+	return &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1, MaxEventSize: sdkLimit(limit)}
 }
 
 // nopCloser lets the reader end of an in-process connection close it, once.
@@ -298,10 +332,14 @@ func approveContent(schema any) map[string]any {
 
 // captureRT records the HTTP exchanges between bench and a streamable
 // HTTP server at the RoundTripper (wrapping the MCP connection would hide
-// the SDK's session hooks), with credentials redacted.
+// the SDK's session hooks), with credentials redacted. It shows the watch
+// each message bench sends, and bounds each answer's body to limit bytes
+// (an SSE stream, each of its events).
 type captureRT struct {
-	base http.RoundTripper
-	log  *wireLog
+	base  http.RoundTripper
+	log   *wireLog
+	watch *wireWatch
+	limit int
 }
 
 // exchange is one HTTP request bench sent to a streamable HTTP server.
@@ -320,11 +358,19 @@ func (rt *captureRT) RoundTrip(req *http.Request) (*http.Response, error) {
 		base = http.DefaultTransport
 	}
 	ex := exchange{Method: req.Method, Path: req.URL.Path, Header: redactHeader(req.Header), ReqSize: req.ContentLength}
+	if req.GetBody != nil {
+		if body, err := req.GetBody(); err == nil {
+			head, _ := io.ReadAll(io.LimitReader(body, headBytes))
+			body.Close()
+			rt.watch.sentMessage(head)
+		}
+	}
 	resp, err := base.RoundTrip(req)
 	if err != nil {
 		ex.Error = err.Error()
 	} else {
 		ex.Status = resp.StatusCode
+		resp.Body = limitBody(resp.Body, resp.Header.Get("Content-Type"), resp.StatusCode, rt.watch, rt.limit)
 	}
 	rt.log.add(ex)
 	return resp, err

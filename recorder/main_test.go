@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/mcpbench/bench/internal/testbin"
 )
 
 // Helper binaries are built once per test binary, on first use.
@@ -32,6 +34,7 @@ func TestMain(m *testing.M) {
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}
+	testbin.RemoveAll()
 	os.Exit(code)
 }
 

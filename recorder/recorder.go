@@ -67,7 +67,11 @@ type Options struct {
 	// stub, reported to the model as an error and recorded as a
 	// result_too_large error. Default 1 MiB.
 	MaxResultBytes int
-	// MaxMessageBytes bounds one MCP message on stdio. Default 32 MiB.
+	// MaxMessageBytes bounds one MCP message from a server, on every
+	// transport: a line on stdio, the body of an HTTP answer, an event of
+	// an SSE stream. A server that sends more breaks the session with a
+	// message_too_large error that names the limit. Default
+	// DefaultMaxMessageBytes.
 	MaxMessageBytes int
 	// ReuseServer keeps one server per (profile, fixture, write gate) and
 	// resets the fake between runs instead of starting both afresh.
@@ -121,7 +125,7 @@ func (o *Options) withDefaults() Options {
 		d.MaxResultBytes = 1 << 20
 	}
 	if d.MaxMessageBytes <= 0 {
-		d.MaxMessageBytes = 32 << 20
+		d.MaxMessageBytes = DefaultMaxMessageBytes
 	}
 	if d.HTTPTransport == nil {
 		d.HTTPTransport = http.DefaultTransport
@@ -630,6 +634,8 @@ func (r *Recorder) attempt(ctx context.Context, job *Job) (*traces.Run, *NoResul
 		s.fake.BeginToolCall(idx)
 		cctx, ccancel := context.WithTimeout(ctx, o.CallTimeout)
 		defer ccancel()
+		cctx, unbind := c.watch.bind(cctx)
+		defer unbind()
 		res, err := c.cs.CallTool(cctx, &mcp.CallToolParams{Name: toServer[call.Name], Arguments: call.Arguments})
 		s.fake.EndToolCall()
 		if err != nil {
@@ -697,7 +703,7 @@ func (r *Recorder) attempt(ctx context.Context, job *Job) (*traces.Run, *NoResul
 // next run must not meet: exited, wedged on a call, its session broken.
 var serverFaults = map[traces.ErrorKind]bool{
 	traces.ErrorStart: true, traces.ErrorServerExited: true, traces.ErrorTransport: true,
-	traces.ErrorCallTimeout: true, traces.ErrorTimeout: true,
+	traces.ErrorMessageTooLarge: true, traces.ErrorCallTimeout: true, traces.ErrorTimeout: true,
 }
 
 // serverAtFault reports whether an error event of the run is the server's.
@@ -714,13 +720,18 @@ func (c *capture) serverAtFault() bool {
 
 // callError turns a failed tools/call into a result for the model. A
 // JSON-RPC error from the server is a tool error; anything else means the
-// session is broken (the server exited, or wrote something that is not
-// JSON-RPC) and ends the run.
+// session is broken (the server exited, broke the wire protocol, or wrote
+// something that is not JSON-RPC) and ends the run. A breach of the wire
+// protocol bench saw (wireWatch) is the cause, whatever it led to: the SDK
+// then reports a cancelled call, an "invalid request" answer, or nothing
+// but a server that exits once its stdin is closed.
 func callError(c *conn, cctx, runCtx context.Context, o Options, err error, inflight func() []string) ToolResult {
 	var wire *jsonrpc.Error
-	switch {
+	switch b := c.watch.err(); {
 	case runCtx.Err() != nil:
 		return ToolResult{IsError: true, Content: "error: the run was stopped", ErrorKind: traces.ErrorTimeout, Fatal: runCtx.Err()}
+	case b != nil:
+		return ToolResult{IsError: true, Content: "error: " + b.msg, ErrorKind: b.kind, Fatal: b}
 	case cctx.Err() != nil && !c.dead():
 		// Where it hangs: waiting on the fake Central, or on nothing the
 		// fake holds (the server itself, or the pipe between us).

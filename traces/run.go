@@ -244,15 +244,16 @@ type ErrorKind string
 
 // The error kinds.
 const (
-	ErrorStart          ErrorKind = "start"            // the server did not start
-	ErrorTimeout        ErrorKind = "timeout"          // the run's time ran out
-	ErrorModel          ErrorKind = "model"            // the model call failed (or a replay missed)
-	ErrorHarness        ErrorKind = "harness"          // bench could not build a request
-	ErrorCallTimeout    ErrorKind = "call_timeout"     // a tool call did not answer in time
-	ErrorResultTooLarge ErrorKind = "result_too_large" // a tool result over bench's limit
-	ErrorServerExited   ErrorKind = "server_exited"    // the server process exited mid-run
-	ErrorTransport      ErrorKind = "transport"        // the MCP session broke
-	ErrorJournalDropped ErrorKind = "journal_dropped"  // the fake Central's journal overflowed
+	ErrorStart           ErrorKind = "start"             // the server did not start
+	ErrorTimeout         ErrorKind = "timeout"           // the run's time ran out
+	ErrorModel           ErrorKind = "model"             // the model call failed (or a replay missed)
+	ErrorHarness         ErrorKind = "harness"           // bench could not build a request
+	ErrorCallTimeout     ErrorKind = "call_timeout"      // a tool call did not answer in time
+	ErrorResultTooLarge  ErrorKind = "result_too_large"  // a tool result over bench's limit
+	ErrorMessageTooLarge ErrorKind = "message_too_large" // a server's message over bench's limit: the session broke
+	ErrorServerExited    ErrorKind = "server_exited"     // the server process exited mid-run
+	ErrorTransport       ErrorKind = "transport"         // the MCP session broke
+	ErrorJournalDropped  ErrorKind = "journal_dropped"   // the fake Central's journal overflowed
 )
 
 // FirstError is the kind of the run's first error event, "" if it has none.
