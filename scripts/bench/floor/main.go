@@ -415,7 +415,10 @@ func (f *floor) start(ctx context.Context, r *run) (*slot, error) {
 		if err := waitReady(ctx, ready, anyStatus); err != nil {
 			return fail(err)
 		}
-		transport = &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}
+		// bench's bound on one message (go-sdk v1.8.0 reads an SSE event
+		// without end when MaxEventSize is 0). On stdio CommandTransport
+		// keeps the SDK's own bound, 16 MiB a line.
+		transport = &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1, MaxEventSize: recorder.DefaultMaxMessageBytes}
 	default:
 		return fail(fmt.Errorf("transport %q", p.Transport))
 	}
