@@ -75,6 +75,7 @@ func formatBytes(n int) string {
 type wireWatch struct {
 	mu     sync.Mutex
 	sent   map[string]bool // ids of bench's requests (idKey)
+	blind  bool            // a request of bench's went by whose id did not show: ids are not checked
 	breach *wireBreach
 	cancel context.CancelCauseFunc // the call or start-up in flight
 	bound  int                     // counts binds: whose cancel is set
@@ -131,11 +132,16 @@ func (w *wireWatch) bind(ctx context.Context) (_ context.Context, done func()) {
 // sentMessage notes a message bench sent (the head of it).
 func (w *wireWatch) sentMessage(head []byte) {
 	h := readHead(head)
-	if h.kind != headRequest || h.id == "" {
-		return // a notification, or bench's answer to a server's request
+	if h.kind != headRequest {
+		return // bench's answer to a server's request
 	}
 	w.mu.Lock()
-	w.sent[h.id] = true
+	switch {
+	case h.cut:
+		w.blind = true // never a false mismatch
+	case h.id != "":
+		w.sent[h.id] = true
+	}
 	w.mu.Unlock()
 }
 
@@ -148,7 +154,7 @@ func (w *wireWatch) received(head []byte) {
 		return
 	}
 	w.mu.Lock()
-	known := h.id != "" && w.sent[h.id]
+	known := h.id != "" && (w.sent[h.id] || w.blind)
 	w.mu.Unlock()
 	if known {
 		return
@@ -176,6 +182,7 @@ type head struct {
 	kind  headKind
 	id    string // as the SDK matches ids (idKey); "" when none or not valid
 	rawID string // the id as sent, shortened; "" when there is none
+	cut   bool   // a request cut before its id (if any) showed
 }
 
 // readHead reads the start of a JSON-RPC message (it may be cut anywhere).
@@ -187,6 +194,7 @@ func readHead(b []byte) head {
 		return h
 	}
 	var sawID, sawResult, whole bool
+scan:
 	for {
 		t, err := dec.Token()
 		if err != nil {
@@ -199,13 +207,12 @@ func readHead(b []byte) head {
 		switch t {
 		case "method":
 			h.kind = headRequest
-			return h
 		case "result", "error":
 			sawResult = true
 		case "id":
 			var v any
 			if dec.Decode(&v) != nil {
-				return head{}
+				break scan
 			}
 			sawID = true
 			h.id = idKey(v)
@@ -220,6 +227,10 @@ func readHead(b []byte) head {
 		if dec.Decode(&skip) != nil {
 			break
 		}
+	}
+	if h.kind == headRequest {
+		h.cut = !sawID && !whole
+		return h
 	}
 	// A whole message without a method is a response (the SDK reads it as
 	// one); a cut one is when its id and its result have been seen.

@@ -207,14 +207,16 @@ func TestReadHead(t *testing.T) {
 		want head
 		why  string
 	}{
-		{`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"cut he`, head{headResponse, "n:3", "3"}, "a response cut in its result"},
-		{`{"jsonrpc":"2.0","id":3.0,"result":{}}`, head{headResponse, "n:3", "3.0"}, "3.0 is the id 3, as the SDK reads it"},
-		{`{"jsonrpc":"2.0","id":"a","error":{"code":1}}`, head{headResponse, "s:a", `"a"`}, "an error response with a string id"},
-		{`{"jsonrpc":"2.0","id":null,"error":{"code":-32700}}`, head{headResponse, "", "null"}, "a response with id null"},
-		{`{"jsonrpc":"2.0","result":{}}`, head{headResponse, "", ""}, "a whole response with no id"},
+		{`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"cut he`, head{headResponse, "n:3", "3", false}, "a response cut in its result"},
+		{`{"jsonrpc":"2.0","id":3.0,"result":{}}`, head{headResponse, "n:3", "3.0", false}, "3.0 is the id 3, as the SDK reads it"},
+		{`{"jsonrpc":"2.0","id":"a","error":{"code":1}}`, head{headResponse, "s:a", `"a"`, false}, "an error response with a string id"},
+		{`{"jsonrpc":"2.0","id":null,"error":{"code":-32700}}`, head{headResponse, "", "null", false}, "a response with id null"},
+		{`{"jsonrpc":"2.0","result":{}}`, head{headResponse, "", "", false}, "a whole response with no id"},
 		{`{"result":{"content":[{"text":"cut`, head{}, "cut before the id: cannot tell"},
-		{`{"jsonrpc":"2.0","id":7,"method":"elicitation/create","params":{}}`, head{headRequest, "n:7", "7"}, "a server's request"},
-		{`{"jsonrpc":"2.0","method":"notifications/message"}`, head{headRequest, "", ""}, "a notification"},
+		{`{"jsonrpc":"2.0","id":7,"method":"elicitation/create","params":{}}`, head{headRequest, "n:7", "7", false}, "a server's request"},
+		{`{"jsonrpc":"2.0","method":"notifications/message"}`, head{headRequest, "", "", false}, "a notification"},
+		{`{"jsonrpc":"2.0","method":"tools/call","id":4,"params":{}}`, head{headRequest, "n:4", "4", false}, "a request with its id after its method"},
+		{`{"jsonrpc":"2.0","method":"tools/call","params":{"a":"cut`, head{headRequest, "", "", true}, "a request cut before its id, if any"},
 		{`{"jsonrpc":"2.0","id":3`, head{}, "cut after the id: cannot tell"},
 		{`[{"jsonrpc":"2.0","id":1,"result":{}}]`, head{}, "a batch is not looked into"},
 		{`{}`, head{}, "an empty object says nothing"},
