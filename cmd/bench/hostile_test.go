@@ -108,9 +108,7 @@ func newHostileSetup(t *testing.T) *hostileSetup {
 			t.Fatal(err)
 		}
 		job := &recorder.Job{Suite: "golden", Scenario: list[0], Profile: prof, Model: m, ModelRef: traces.ModelRef{Provider: "oracle", Name: "oracle"}}
-		start := time.Now()
 		run, err := rec.Run(context.Background(), job)
-		t.Logf("recorded %s in %s", job.Ref(), time.Since(start))
 		if err != nil {
 			t.Fatalf("recording against %s: %v", p.file, err)
 		}
