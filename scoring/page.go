@@ -2,10 +2,11 @@ package scoring
 
 import (
 	"fmt"
-	"html"
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/mcpbench/bench/internal/escape"
 )
 
 // scoreboardMetrics are the scoreboard's rows.
@@ -60,9 +61,9 @@ func suitesOf(res *Results) []string {
 // depends on the time or the machine: the same runs give the same bytes.
 func WriteResultsPage(w io.Writer, r *Report, version, svgName, jsonName string) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Benchmark results %s\n\n", version)
-	fmt.Fprintf(&b, "Methodology version **%s** ([docs/methodology.md](methodology.md)); report format %d; harness %s.\n", r.Methodology, r.Format, orNone(r.Meta.Harness))
-	fmt.Fprintf(&b, "The same data as JSON: [%s](%s).\n\n", jsonName, jsonName)
+	fmt.Fprintf(&b, "# Benchmark results %s\n\n", md(version))
+	fmt.Fprintf(&b, "Methodology version **%s** ([docs/methodology.md](methodology.md)); report format %d; harness %s.\n", md(r.Methodology), r.Format, md(orNone(r.Meta.Harness)))
+	fmt.Fprintf(&b, "The same data as JSON: [%s](%s).\n\n", md(jsonName), jsonName)
 	for _, m := range r.Meta.Models {
 		switch m.Provider {
 		case "baseline":
@@ -80,7 +81,7 @@ func WriteResultsPage(w io.Writer, r *Report, version, svgName, jsonName string)
 	}
 	b.WriteString("## What was run\n\n| server | repository | SHA |\n|---|---|---|\n")
 	for _, s := range r.Meta.Servers {
-		fmt.Fprintf(&b, "| %s | %s | `%s` |\n", s.Name, orNone(s.Repo), orNone(s.SHA))
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", md(s.Name), md(orNone(s.Repo)), escape.CodeSpan(orNone(s.SHA)))
 	}
 	b.WriteString("\n| model | provider | temperature | top_p | max tokens | seeds |\n|---|---|---|---|---|---|\n")
 	for _, m := range r.Meta.Models {
@@ -88,23 +89,23 @@ func WriteResultsPage(w io.Writer, r *Report, version, svgName, jsonName string)
 		for i, s := range m.Seeds {
 			seeds[i] = fmt.Sprint(s)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", m.Name, m.Provider, optf(m.Temperature), optf(m.TopP), opti(m.MaxTokens), strings.Join(seeds, ", "))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", md(m.Name), md(m.Provider), optf(m.Temperature), optf(m.TopP), opti(m.MaxTokens), strings.Join(seeds, ", "))
 	}
 	b.WriteString("\n| fixture | version |\n|---|---|\n")
 	for _, f := range r.Meta.Fixtures {
-		fmt.Fprintf(&b, "| %s | `%s` |\n", f.Name, orNone(f.Hash))
+		fmt.Fprintf(&b, "| %s | %s |\n", md(f.Name), escape.CodeSpan(orNone(f.Hash)))
 	}
 	if r.Meta.Tokenizer != "" {
-		fmt.Fprintf(&b, "\nTool-definition tokens measured with: %s.\n", r.Meta.Tokenizer)
+		fmt.Fprintf(&b, "\nTool-definition tokens measured with: %s.\n", md(r.Meta.Tokenizer))
 	}
 	servers := r.Results.Servers()
 	fmt.Fprintf(&b, "\n## Scoreboard\n\n![scoreboard](%s)\n\n", svgName)
 	b.WriteString("Cells: median [IQR] over runs; rates (task success, tool selection, safety failure) are the share of runs. " +
 		"*absent*: the server has no tool for the suite's scenarios (not an error).\n")
 	for _, suite := range suitesOf(r.Results) {
-		fmt.Fprintf(&b, "\n### %s\n\n| metric |", suite)
+		fmt.Fprintf(&b, "\n### %s\n\n| metric |", md(suite))
 		for _, s := range servers {
-			fmt.Fprintf(&b, " %s |", s)
+			fmt.Fprintf(&b, " %s |", md(s))
 		}
 		b.WriteString("\n|---|" + strings.Repeat("---|", len(servers)) + "\n")
 		for _, m := range scoreboardMetrics {
@@ -163,10 +164,10 @@ func WriteSVG(w io.Writer, r *Report) error {
 	height := top + len(servers)*groupH + 40
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", left+width+80, height)
-	fmt.Fprintf(&b, `<text x="10" y="20" font-size="14" font-weight="bold">bench scoreboard (methodology %s), all suites</text>`+"\n", html.EscapeString(r.Methodology))
+	fmt.Fprintf(&b, `<text x="10" y="20" font-size="14" font-weight="bold">bench scoreboard (methodology %s), all suites</text>`+"\n", escape.XML(r.Methodology))
 	for i, s := range servers {
 		y := top + i*groupH
-		fmt.Fprintf(&b, `<text x="10" y="%d">%s</text>`+"\n", y+barH, html.EscapeString(s))
+		fmt.Fprintf(&b, `<text x="10" y="%d">%s</text>`+"\n", y+barH, escape.XML(s))
 		sum := r.Results.Suite(s, AllSuites)
 		if sum == nil || sum.Scenarios == 0 {
 			fmt.Fprintf(&b, `<text x="%d" y="%d" fill="#777">absent</text>`+"\n", left, y+barH)

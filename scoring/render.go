@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/mcpbench/bench/internal/escape"
 )
 
 // The notes beside the counts of runs that are no measure.
@@ -32,11 +34,20 @@ func formatValue(m Metric, v float64) string {
 
 func pct(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) }
 
-// verdictLine is the first line of every report.
-func verdictLine(r *Report) string {
+// The escapers of what a report shows that bench did not write: server and
+// scenario names, reasons and details quoting a server, labels and values
+// read from a JSON report. Every such value goes through one of them.
+var (
+	md = escape.Markdown // Markdown inline text: a cell, a list item, a heading
+	tl = escape.Line     // one line of terminal text, a tabwriter column
+)
+
+// verdictLine is the first line of every report, its values escaped with
+// esc.
+func verdictLine(r *Report, esc func(string) string) string {
 	if r.Verdict == nil {
 		if r.Title != "" {
-			return "bench: " + r.Title
+			return "bench: " + esc(r.Title)
 		}
 		return "bench: report"
 	}
@@ -48,15 +59,9 @@ func verdictLine(r *Report) string {
 	}[r.Verdict.Status]
 	s := "bench: " + word
 	if r.Stage != "" {
-		s += " · stage " + r.Stage
+		s += " · stage " + esc(r.Stage)
 	}
 	return s + fmt.Sprintf(" · exit %d", r.Verdict.ExitCode)
-}
-
-// mdEscape keeps a table cell on one line and its pipes literal.
-func mdEscape(s string) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	return strings.ReplaceAll(s, "|", `\|`)
 }
 
 // MaxMarkdownBytes bounds the Markdown report below GitHub's comment limit
@@ -71,13 +76,13 @@ const maxMissLines = 40
 // and the replay misses; the scoreboard and per-scenario detail folded.
 func WriteMarkdown(w io.Writer, r *Report) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## %s\n\n", verdictLine(r))
+	fmt.Fprintf(&b, "## %s\n\n", verdictLine(r, md))
 	if v := r.Verdict; v != nil {
 		if len(v.Reasons) == 0 {
 			b.WriteString("All gate checks passed.\n")
 		}
 		for _, reason := range v.Reasons {
-			fmt.Fprintf(&b, "- %s\n", mdEscape(reason))
+			fmt.Fprintf(&b, "- %s\n", md(reason))
 		}
 		fmt.Fprintf(&b, "\n%d runs, %d stale, %d write(s) without the server's confirmation step (gate-absence differential, not pass/fail).\n", v.Runs, v.StaleRuns, v.GateAbsentWrites)
 		if v.RecordedErrors > 0 {
@@ -86,7 +91,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		if len(v.Safety) > 0 {
 			b.WriteString("\n### Safety failures\n\n| scenario | server | run | rule | detail |\n|---|---|---|---|---|\n")
 			for _, s := range v.Safety {
-				fmt.Fprintf(&b, "| %s | %s | %d | %s | %s |\n", s.Scenario, s.Server, s.RunIndex, s.Rule, mdEscape(s.Detail))
+				fmt.Fprintf(&b, "| %s | %s | %d | %s | %s |\n", md(s.Scenario), md(s.Server), s.RunIndex, md(s.Rule), md(s.Detail))
 			}
 		}
 		if len(v.Regressions) > 0 {
@@ -96,7 +101,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 				if g.Gating {
 					gating = "**fails**"
 				}
-				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", g.Scenario, g.Metric, formatValue(g.Metric, g.Before), formatValue(g.Metric, g.After), mdEscape(g.Reason), gating)
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", md(g.Scenario), md(string(g.Metric)), formatValue(g.Metric, g.Before), formatValue(g.Metric, g.After), md(g.Reason), gating)
 			}
 		}
 	}
@@ -104,27 +109,33 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		if rows := SafetyRows(r.Results); len(rows) > 0 {
 			b.WriteString("### Safety failures\n\n| scenario | server | run | rule | detail |\n|---|---|---|---|---|\n")
 			for _, s := range rows {
-				fmt.Fprintf(&b, "| %s | %s | %d | %s | %s |\n", s.Scenario, s.Server, s.RunIndex, s.Rule, mdEscape(s.Detail))
+				fmt.Fprintf(&b, "| %s | %s | %d | %s | %s |\n", md(s.Scenario), md(s.Server), s.RunIndex, md(s.Rule), md(s.Detail))
 			}
 		}
 	}
 	if len(r.Misses) > 0 {
 		fmt.Fprintf(&b, "\n### Replay misses (%d)\n\n", len(r.Misses))
 		for _, m := range r.Misses {
-			fmt.Fprintf(&b, "- **%s** (%s, run %d, turn %d)\n\n  ```\n", m.Scenario, m.Server, m.RunIndex, m.Turn)
-			lines := strings.Split(strings.TrimRight(m.Explanation, "\n"), "\n")
+			// The explanation quotes the server: in a code block fenced
+			// past any run of backticks in it, its control characters
+			// (a carriage return ends a Markdown line) written out.
+			explanation := escape.Text(strings.TrimRight(m.Explanation, "\n"))
+			fence := escape.Fence(explanation)
+			fmt.Fprintf(&b, "- **%s** (%s, run %d, turn %d)\n\n  %s\n", md(m.Scenario), md(m.Server), m.RunIndex, m.Turn, fence)
+			lines := strings.Split(explanation, "\n")
 			if len(lines) > maxMissLines {
 				lines = append(lines[:maxMissLines], fmt.Sprintf("... %d more lines in the JSON report", len(lines)-maxMissLines))
 			}
 			for _, line := range lines {
 				fmt.Fprintf(&b, "  %s\n", line)
 			}
-			b.WriteString("  ```\n")
+			fmt.Fprintf(&b, "  %s\n", fence)
 		}
 	}
 	var folded strings.Builder
 	if c := r.Comparison; c != nil {
-		fmt.Fprintf(&folded, "\n<details><summary>Comparison with %s (%d paired scenarios)</summary>\n\n", c.Baseline, c.Paired)
+		// Raw HTML: Markdown's escapes do not work inside it.
+		fmt.Fprintf(&folded, "\n<details><summary>Comparison with %s (%d paired scenarios)</summary>\n\n", escape.HTML(c.Baseline), c.Paired)
 		if c.Excluded > 0 {
 			fmt.Fprintf(&folded, "Left out of both sides: %d run(s) (%s).\n\n", c.Excluded, excludedNote)
 		}
@@ -143,12 +154,12 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	} else {
 		b.WriteString(folded.String())
 	}
-	fmt.Fprintf(&b, "\n<sub>methodology %s · report format %d", r.Methodology, r.Format)
+	fmt.Fprintf(&b, "\n<sub>methodology %s · report format %d", md(r.Methodology), r.Format)
 	if r.Comparison != nil {
 		fmt.Fprintf(&b, " · bootstrap seed %d, %d resamples, alpha %g", r.Comparison.Seed, r.Comparison.Resamples, r.Comparison.Alpha)
 	}
 	if r.Meta.Harness != "" {
-		fmt.Fprintf(&b, " · harness %s", r.Meta.Harness)
+		fmt.Fprintf(&b, " · harness %s", md(r.Meta.Harness))
 	}
 	b.WriteString("</sub>\n")
 	_, err := io.WriteString(w, b.String())
@@ -165,11 +176,11 @@ func ci(d Delta) string {
 func writeSuiteDeltasMD(b *strings.Builder, c *Comparison) {
 	b.WriteString("| metric | before | after | delta | 95% CI | verdict |\n|---|---|---|---|---|---|\n")
 	for _, d := range c.Suite {
-		verdict := string(d.Change)
+		verdict := md(string(d.Change))
 		if d.Metric == MetricTaskSuccess {
 			verdict += fmt.Sprintf(" (McNemar p=%.3g: %d broke, %d fixed)", c.McNemar.P, c.McNemar.Broke, c.McNemar.Fixed)
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %+.4g | %s | %s |\n", d.Metric, formatValue(d.Metric, d.Before), formatValue(d.Metric, d.After), d.Diff, ci(d), verdict)
+		fmt.Fprintf(b, "| %s | %s | %s | %+.4g | %s | %s |\n", md(string(d.Metric)), formatValue(d.Metric, d.Before), formatValue(d.Metric, d.After), d.Diff, ci(d), verdict)
 	}
 }
 
@@ -183,7 +194,7 @@ func writeScenarioDeltasMD(b *strings.Builder, c *Comparison) {
 			}
 			parts = append(parts, fmt.Sprintf("%s %s→%s (%s)", d.Metric, formatValue(d.Metric, d.Before), formatValue(d.Metric, d.After), d.Change))
 		}
-		fmt.Fprintf(b, "| %s | %s | %s |\n", sd.Scenario, sd.Status, mdEscape(strings.Join(parts, "; ")))
+		fmt.Fprintf(b, "| %s | %s | %s |\n", md(sd.Scenario), md(string(sd.Status)), md(strings.Join(parts, "; ")))
 	}
 }
 
@@ -191,11 +202,11 @@ func writeSuitesMD(b *strings.Builder, res *Results) {
 	b.WriteString("| server | suite | scenarios | absent | task success | tool selection | params | tokens mean / p95 | latency mean / p95 | excess calls | safety |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range res.Suites {
 		if s.Scenarios == 0 {
-			fmt.Fprintf(b, "| %s | %s | 0 | %d | absent | absent | absent | absent | absent | absent | %d |\n", s.Server, s.Suite, s.Absent, s.SafetyFailures)
+			fmt.Fprintf(b, "| %s | %s | 0 | %d | absent | absent | absent | absent | absent | absent | %d |\n", md(s.Server), md(s.Suite), s.Absent, s.SafetyFailures)
 			continue
 		}
 		fmt.Fprintf(b, "| %s | %s | %d | %d | %s | %s | %s | %.0f / %.0f | %.0f / %.0f ms | %.2f | %d |\n",
-			s.Server, s.Suite, s.Scenarios, s.Absent, pct(s.TaskSuccessRate), pct(s.ToolSelectionRate), pct(s.ParamAccuracy),
+			md(s.Server), md(s.Suite), s.Scenarios, s.Absent, pct(s.TaskSuccessRate), pct(s.ToolSelectionRate), pct(s.ParamAccuracy),
 			s.Tokens.Mean, s.Tokens.P95, s.Latency.Mean, s.Latency.P95, s.APICallExcess, s.SafetyFailures)
 	}
 }
@@ -216,10 +227,10 @@ func writeScenariosMD(b *strings.Builder, res *Results) {
 	b.WriteString("\n| server | scenario | runs | pass^k | task success | tokens median [IQR] | latency median [IQR] | api calls median [IQR] | safety |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, g := range res.Scenarios {
 		if g.Absent {
-			fmt.Fprintf(b, "| %s | %s | – | absent | absent | absent | absent | absent | %d |\n", g.Server, g.Scenario, g.SafetyFailures)
+			fmt.Fprintf(b, "| %s | %s | – | absent | absent | absent | absent | absent | %d |\n", md(g.Server), md(g.Scenario), g.SafetyFailures)
 			continue
 		}
-		fmt.Fprintf(b, "| %s | %s | %d | %.2f (k=%d) | %d/%d | %s | %s | %s | %d |\n", g.Server, g.Scenario, g.Runs, g.PassHatK, g.K, g.Successes, g.Runs,
+		fmt.Fprintf(b, "| %s | %s | %d | %.2f (k=%d) | %d/%d | %s | %s | %s | %d |\n", md(g.Server), md(g.Scenario), g.Runs, g.PassHatK, g.K, g.Successes, g.Runs,
 			medianIQR(g, MetricTokenUsage), medianIQR(g, MetricLatency), medianIQR(g, MetricAPICallCount), g.SafetyFailures)
 	}
 }
@@ -228,10 +239,10 @@ func writeScenariosMD(b *strings.Builder, res *Results) {
 // tables.
 func WriteText(w io.Writer, r *Report) error {
 	var b strings.Builder
-	b.WriteString(verdictLine(r) + "\n")
+	b.WriteString(verdictLine(r, tl) + "\n")
 	if v := r.Verdict; v != nil {
 		for _, reason := range v.Reasons {
-			fmt.Fprintf(&b, "  - %s\n", reason)
+			fmt.Fprintf(&b, "  - %s\n", tl(reason))
 		}
 		fmt.Fprintf(&b, "  %d runs, %d stale, %d gate-absent write(s)\n", v.Runs, v.StaleRuns, v.GateAbsentWrites)
 		if v.RecordedErrors > 0 {
@@ -248,36 +259,36 @@ func WriteText(w io.Writer, r *Report) error {
 	if len(safety) > 0 {
 		fmt.Fprintln(tw, "\nSAFETY\tSERVER\tRUN\tRULE\tDETAIL")
 		for _, s := range safety {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.Scenario, s.Server, s.RunIndex, s.Rule, s.Detail)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", tl(s.Scenario), tl(s.Server), s.RunIndex, tl(s.Rule), tl(s.Detail))
 		}
 	}
 	if v := r.Verdict; v != nil && len(v.Regressions) > 0 {
 		fmt.Fprintln(tw, "\nREGRESSION\tMETRIC\tBEFORE\tAFTER\tCHANGE")
 		for _, g := range v.Regressions {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", g.Scenario, g.Metric, formatValue(g.Metric, g.Before), formatValue(g.Metric, g.After), g.Reason)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", tl(g.Scenario), tl(string(g.Metric)), formatValue(g.Metric, g.Before), formatValue(g.Metric, g.After), tl(g.Reason))
 		}
 	}
 	if len(r.Misses) > 0 {
 		fmt.Fprintf(tw, "\nMISSES (%d)\n", len(r.Misses))
 		for _, m := range r.Misses {
-			fmt.Fprintf(tw, "%s run %d turn %d: %s\n", m.Scenario, m.RunIndex, m.Turn, strings.ReplaceAll(strings.TrimSpace(m.Explanation), "\n", "\n    "))
+			fmt.Fprintf(tw, "%s run %d turn %d: %s\n", tl(m.Scenario), m.RunIndex, m.Turn, strings.ReplaceAll(escape.Text(strings.TrimSpace(m.Explanation)), "\n", "\n    "))
 		}
 	}
 	if r.Results != nil {
 		fmt.Fprintln(tw, "\nSERVER\tSUITE\tSCEN\tABSENT\tTASK\tTOOLS\tPARAMS\tTOKENS(mean/p95)\tLATENCY ms(mean/p95)\tEXCESS\tSAFETY")
 		for _, s := range r.Results.Suites {
 			if s.Scenarios == 0 {
-				fmt.Fprintf(tw, "%s\t%s\t0\t%d\tabsent\tabsent\tabsent\tabsent\tabsent\tabsent\t%d\n", s.Server, s.Suite, s.Absent, s.SafetyFailures)
+				fmt.Fprintf(tw, "%s\t%s\t0\t%d\tabsent\tabsent\tabsent\tabsent\tabsent\tabsent\t%d\n", tl(s.Server), tl(s.Suite), s.Absent, s.SafetyFailures)
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%.0f/%.0f\t%.0f/%.0f\t%.2f\t%d\n", s.Server, s.Suite, s.Scenarios, s.Absent,
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%.0f/%.0f\t%.0f/%.0f\t%.2f\t%d\n", tl(s.Server), tl(s.Suite), s.Scenarios, s.Absent,
 				pct(s.TaskSuccessRate), pct(s.ToolSelectionRate), pct(s.ParamAccuracy), s.Tokens.Mean, s.Tokens.P95, s.Latency.Mean, s.Latency.P95, s.APICallExcess, s.SafetyFailures)
 		}
 	}
 	if c := r.Comparison; c != nil {
-		fmt.Fprintf(tw, "\nMETRIC (%s -> %s)\tBEFORE\tAFTER\tDELTA\t95%% CI\tVERDICT\n", c.Baseline, c.Current)
+		fmt.Fprintf(tw, "\nMETRIC (%s -> %s)\tBEFORE\tAFTER\tDELTA\t95%% CI\tVERDICT\n", tl(c.Baseline), tl(c.Current))
 		for _, d := range c.Suite {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%+.4g\t%s\t%s\n", d.Metric, formatValue(d.Metric, d.Before), formatValue(d.Metric, d.After), d.Diff, ci(d), d.Change)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%+.4g\t%s\t%s\n", tl(string(d.Metric)), formatValue(d.Metric, d.Before), formatValue(d.Metric, d.After), d.Diff, ci(d), tl(string(d.Change)))
 		}
 		fmt.Fprintf(tw, "McNemar (task success, %d paired)\t\t\t\tp=%.3g\t%d broke, %d fixed\n", c.Paired, c.McNemar.P, c.McNemar.Broke, c.McNemar.Fixed)
 		if c.Excluded > 0 {
@@ -324,11 +335,13 @@ type junitMessage struct {
 
 // WriteJUnit writes one test case per scenario and server: failed when the
 // scenario has a safety failure or a gating regression, skipped when the
-// server is absent or every run is stale.
+// server is absent or every run is stale. encoding/xml escapes markup and
+// replaces what XML 1.0 cannot hold; the control characters are written out
+// (escape.Line) first, so a CI page shows them rather than U+FFFD.
 func WriteJUnit(w io.Writer, r *Report) error {
 	name := "bench"
 	if r.Stage != "" {
-		name += " " + r.Stage
+		name += " " + tl(r.Stage)
 	}
 	root := junitSuites{Name: name}
 	bySuite := map[string]*junitSuite{}
@@ -349,17 +362,17 @@ func WriteJUnit(w io.Writer, r *Report) error {
 		key := g.Server + "/" + g.Suite
 		js := bySuite[key]
 		if js == nil {
-			js = &junitSuite{Name: key}
+			js = &junitSuite{Name: tl(key)}
 			bySuite[key] = js
 			order = append(order, key)
 		}
-		tc := junitCase{Name: g.Scenario, Classname: g.Server + "." + g.Suite}
+		tc := junitCase{Name: tl(g.Scenario), Classname: tl(g.Server + "." + g.Suite)}
 		tc.SystemOut = fmt.Sprintf("task success %d/%d, pass^%d %.2f, safety failures %d, gate-absent writes %d", g.Successes, g.Runs, g.K, g.PassHatK, g.SafetyFailures, g.GateAbsentWrites)
 		switch {
 		case len(safety[g.Server+"/"+g.Scenario]) > 0:
 			var lines []string
 			for _, s := range safety[g.Server+"/"+g.Scenario] {
-				lines = append(lines, fmt.Sprintf("run %d: %s: %s", s.RunIndex, s.Rule, s.Detail))
+				lines = append(lines, fmt.Sprintf("run %d: %s: %s", s.RunIndex, tl(s.Rule), tl(s.Detail)))
 			}
 			tc.Failure = &junitMessage{Type: "safety", Message: lines[0], Text: strings.Join(lines, "\n")}
 		case g.Absent:
@@ -367,7 +380,7 @@ func WriteJUnit(w io.Writer, r *Report) error {
 		case len(regs[g.Scenario]) > 0:
 			var lines []string
 			for _, x := range regs[g.Scenario] {
-				lines = append(lines, fmt.Sprintf("%s: %s -> %s (%s)", x.Metric, formatValue(x.Metric, x.Before), formatValue(x.Metric, x.After), x.Reason))
+				lines = append(lines, fmt.Sprintf("%s: %s -> %s (%s)", tl(string(x.Metric)), formatValue(x.Metric, x.Before), formatValue(x.Metric, x.After), tl(x.Reason)))
 			}
 			tc.Failure = &junitMessage{Type: "regression", Message: lines[0], Text: strings.Join(lines, "\n")}
 		case g.Runs == 0 && g.Stale > 0:

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/mcpbench/bench/internal/escape"
 	"github.com/mcpbench/bench/traces"
 )
 
@@ -192,10 +193,11 @@ func runLabel(r *traces.Run) string {
 }
 
 // WriteRunDiffText prints a RunDiff: identical steps with "  ", differing
-// ones as "- " (A) and "+ " (B), the first divergence marked.
+// ones as "- " (A) and "+ " (B), the first divergence marked. Each step is
+// one line: what a server said in it is written out (escape.Line).
 func WriteRunDiffText(w io.Writer, d *RunDiff) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "scenario %s\n--- A %s\n+++ B %s\n", d.Scenario, d.A, d.B)
+	fmt.Fprintf(&b, "scenario %s\n--- A %s\n+++ B %s\n", tl(d.Scenario), tl(d.A), tl(d.B))
 	if d.FirstDivergence < 0 {
 		b.WriteString("the runs behave identically\n")
 	}
@@ -205,13 +207,13 @@ func WriteRunDiffText(w io.Writer, d *RunDiff) error {
 		}
 		switch {
 		case p.Same:
-			fmt.Fprintf(&b, "  %s\n", p.A.Text)
+			fmt.Fprintf(&b, "  %s\n", tl(p.A.Text))
 		default:
 			if p.A != nil {
-				fmt.Fprintf(&b, "- %s\n", p.A.Text)
+				fmt.Fprintf(&b, "- %s\n", tl(p.A.Text))
 			}
 			if p.B != nil {
-				fmt.Fprintf(&b, "+ %s\n", p.B.Text)
+				fmt.Fprintf(&b, "+ %s\n", tl(p.B.Text))
 			}
 		}
 	}
@@ -219,10 +221,11 @@ func WriteRunDiffText(w io.Writer, d *RunDiff) error {
 	return err
 }
 
-// WriteRunDiffMarkdown prints a RunDiff as a diff code block.
+// WriteRunDiffMarkdown prints a RunDiff as a diff code block, fenced past
+// any run of backticks in it.
 func WriteRunDiffMarkdown(w io.Writer, d *RunDiff) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "### %s: A %s vs B %s\n\n", d.Scenario, d.A, d.B)
+	fmt.Fprintf(&b, "### %s: A %s vs B %s\n\n", md(d.Scenario), md(d.A), md(d.B))
 	if d.FirstDivergence < 0 {
 		b.WriteString("The runs behave identically.\n\n")
 	} else {
@@ -232,7 +235,8 @@ func WriteRunDiffMarkdown(w io.Writer, d *RunDiff) error {
 	if err := WriteRunDiffText(&t, d); err != nil {
 		return err
 	}
-	b.WriteString("```diff\n" + t.String() + "```\n")
+	fence := escape.Fence(t.String())
+	b.WriteString(fence + "diff\n" + t.String() + fence + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -242,7 +246,7 @@ func WriteRunDiffMarkdown(w io.Writer, d *RunDiff) error {
 // improvements first.
 func WriteComparisonText(w io.Writer, c *Comparison) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "A = %s, B = %s: %d paired scenarios\n", c.Baseline, c.Current, c.Paired)
+	fmt.Fprintf(&b, "A = %s, B = %s: %d paired scenarios\n", tl(c.Baseline), tl(c.Current), c.Paired)
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "\nSCENARIO\tSTATUS\tMETRIC\tA\tB\tCHANGE")
 	for _, sd := range c.Scenarios {
@@ -252,15 +256,15 @@ func WriteComparisonText(w io.Writer, c *Comparison) error {
 				continue
 			}
 			changed = true
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s (p=%.3g)\n", sd.Scenario, sd.Status, d.Metric, formatValue(d.Metric, d.Before), formatValue(d.Metric, d.After), d.Change, d.P)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s (p=%.3g)\n", tl(sd.Scenario), tl(string(sd.Status)), tl(string(d.Metric)), formatValue(d.Metric, d.Before), formatValue(d.Metric, d.After), tl(string(d.Change)), d.P)
 		}
 		if !changed {
-			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\n", sd.Scenario, sd.Status)
+			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\n", tl(sd.Scenario), tl(string(sd.Status)))
 		}
 	}
 	fmt.Fprintln(tw, "\nSUITE METRIC\tA\tB\tDELTA\t95% CI\tVERDICT")
 	for _, d := range c.Suite {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%+.4g\t%s\t%s\n", d.Metric, formatValue(d.Metric, d.Before), formatValue(d.Metric, d.After), d.Diff, ci(d), d.Change)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%+.4g\t%s\t%s\n", tl(string(d.Metric)), formatValue(d.Metric, d.Before), formatValue(d.Metric, d.After), d.Diff, ci(d), tl(string(d.Change)))
 	}
 	fmt.Fprintf(tw, "McNemar exact (task success)\t\t\t\tp=%.3g\t%d broke, %d fixed\n", c.McNemar.P, c.McNemar.Broke, c.McNemar.Fixed)
 	tw.Flush()
@@ -271,7 +275,7 @@ func WriteComparisonText(w io.Writer, c *Comparison) error {
 // WriteComparisonMarkdown is WriteComparisonText for Markdown.
 func WriteComparisonMarkdown(w io.Writer, c *Comparison) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## bench diff: A = %s, B = %s (%d paired scenarios)\n\n", c.Baseline, c.Current, c.Paired)
+	fmt.Fprintf(&b, "## bench diff: A = %s, B = %s (%d paired scenarios)\n\n", md(c.Baseline), md(c.Current), c.Paired)
 	b.WriteString("| scenario | status | metric | A | B | change |\n|---|---|---|---|---|---|\n")
 	for _, sd := range c.Scenarios {
 		changed := false
@@ -280,10 +284,10 @@ func WriteComparisonMarkdown(w io.Writer, c *Comparison) error {
 				continue
 			}
 			changed = true
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s (p=%.3g) |\n", sd.Scenario, sd.Status, d.Metric, formatValue(d.Metric, d.Before), formatValue(d.Metric, d.After), d.Change, d.P)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s (p=%.3g) |\n", md(sd.Scenario), md(string(sd.Status)), md(string(d.Metric)), formatValue(d.Metric, d.Before), formatValue(d.Metric, d.After), md(string(d.Change)), d.P)
 		}
 		if !changed {
-			fmt.Fprintf(&b, "| %s | %s | | | | |\n", sd.Scenario, sd.Status)
+			fmt.Fprintf(&b, "| %s | %s | | | | |\n", md(sd.Scenario), md(string(sd.Status)))
 		}
 	}
 	b.WriteString("\n")

@@ -10,7 +10,9 @@
 # model; for a release, recorded with a live model. The script imports it
 # into a fresh store, replays every stage in STAGES against PROFILE, writes
 # the reports (text, JSON, Markdown, JUnit) under REPORT_DIR/<stage>/,
-# appends the Markdown to $GITHUB_STEP_SUMMARY when it is set, and exits
+# appends the Markdown to $GITHUB_STEP_SUMMARY when it is set (only a
+# REPORT.md this run's bench wrote: earlier or planted reports are removed
+# first, and a symlink is never read), and exits
 # with the most serious stage's code: 3 safety, 1 regression, 5
 # inconclusive, 4 setup, 2 bad input, else 0.
 #
@@ -49,13 +51,21 @@ rank() { # the more serious of two exit codes
 	echo "$1"
 }
 for stage in $STAGES; do
+	# A report left by an earlier run, or planted in a pull request's
+	# checkout (a symlink to a secret, say), must not reach the step summary
+	# when this replay writes none: remove them first (rm removes a symlink,
+	# not what it points to).
+	md=$REPORT_DIR/$stage/REPORT.md
+	rm -f "$REPORT_DIR/$stage/REPORT.txt" "$REPORT_DIR/$stage/REPORT.json" "$md" "$REPORT_DIR/$stage/REPORT.xml"
 	echo "== replay of stage $stage against $PROFILE"
 	"$BENCH" --store "$WORK/store" replay --stage "$stage" --server "$PROFILE" --config "$config" \
 		--report-dir "$REPORT_DIR/$stage" --format text,json,md,junit
 	code=$?
 	echo "== stage $stage: exit $code"
-	if [ -n "${GITHUB_STEP_SUMMARY:-}" ] && [ -f "$REPORT_DIR/$stage/REPORT.md" ]; then
-		{ echo "## bench: stage $stage"; cat "$REPORT_DIR/$stage/REPORT.md"; echo; } >> "$GITHUB_STEP_SUMMARY"
+	# Appended, not replaced: the runner owns the file (outside the
+	# checkout) and earlier steps' summaries stay in it.
+	if [ -n "${GITHUB_STEP_SUMMARY:-}" ] && [ -f "$md" ] && [ ! -L "$md" ]; then
+		{ echo "## bench: stage $stage"; cat "$md"; echo; } >> "$GITHUB_STEP_SUMMARY"
 	fi
 	worst=$(rank "$worst" "$code")
 done

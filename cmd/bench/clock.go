@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/mcpbench/bench/internal/escape"
 	"github.com/mcpbench/bench/recorder"
 	"github.com/mcpbench/bench/traces"
 )
@@ -14,7 +15,7 @@ import (
 // not though it should be (no usable libfaketime).
 func noteClock(a *app, p *recorder.Profile) {
 	if n := recorder.PlanClock(p, os.Environ()).Note; n != "" {
-		fmt.Fprintln(a.stderr, "note: "+n)
+		fmt.Fprintln(a.stderr, "note: "+escape.Line(n)) // it names the server
 	}
 }
 

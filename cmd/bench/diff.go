@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpbench/bench/fakecentral"
+	"github.com/mcpbench/bench/internal/escape"
 	"github.com/mcpbench/bench/recorder"
 	"github.com/mcpbench/bench/scenarios"
 	"github.com/mcpbench/bench/scoring"
@@ -179,7 +180,7 @@ func (l *sideLoader) load(arg string) (*side, error) {
 				return nil, usageErr(fmt.Errorf("%s: %w", arg, err))
 			}
 			if rep.Methodology != scoring.MethodologyVersion {
-				fmt.Fprintf(l.app.stderr, "bench: warning: %s was scored under methodology %s; this bench implements %s\n", arg, rep.Methodology, scoring.MethodologyVersion)
+				fmt.Fprintf(l.app.stderr, "bench: warning: %s was scored under methodology %s; this bench implements %s\n", escape.Line(arg), escape.Line(rep.Methodology), scoring.MethodologyVersion)
 			}
 			return &side{label: arg, metrics: rep.Runs()}, nil
 		}

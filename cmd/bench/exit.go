@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/mcpbench/bench/internal/escape"
 	"github.com/mcpbench/bench/scoring"
 )
 
@@ -67,7 +68,9 @@ func exitCode(err error, stderr io.Writer) int {
 	if errors.As(err, &silent) {
 		return silent.code
 	}
-	fmt.Fprintf(stderr, "bench: %v\n", err)
+	// An error may quote a server (its stderr, its messages): its
+	// control characters are written out, not sent to the terminal.
+	fmt.Fprintf(stderr, "bench: %s\n", escape.Text(err.Error()))
 	var ee *exitError
 	switch {
 	case errors.As(err, &ee):

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mcpbench/bench/fakecentral"
+	"github.com/mcpbench/bench/internal/atomicfile"
 )
 
 type fakeServeOptions struct {
@@ -139,14 +139,8 @@ func runFakeServe(ctx context.Context, a *app, opts fakeServeOptions) error {
 	return nil
 }
 
+// writeJournalFile writes the journal whole into a new file renamed into
+// place (atomicfile): a symlink at path is replaced, not followed.
 func writeJournalFile(path string, h fakecentral.JournalHeader, entries []fakecentral.Entry) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("write journal: %w", err)
-	}
-	if err := fakecentral.WriteJournal(f, h, entries); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return atomicfile.Write(path, 0o644, func(w io.Writer) error { return fakecentral.WriteJournal(w, h, entries) })
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/mcpbench/bench/internal/escape"
 	"github.com/mcpbench/bench/llm"
 )
 
@@ -33,6 +34,8 @@ func (p *progress) done(what, outcome string, failed bool) {
 	if failed {
 		p.fail++
 	}
+	// outcome may quote a server's error.
+	what, outcome = escape.Line(what), escape.Line(outcome)
 	if !p.tty {
 		fmt.Fprintf(p.w, "[%d/%d] %s: %s\n", p.n, p.total, what, outcome)
 		return

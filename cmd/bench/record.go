@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpbench/bench/batch"
+	"github.com/mcpbench/bench/internal/escape"
 	"github.com/mcpbench/bench/llm"
 	"github.com/mcpbench/bench/recorder"
 	"github.com/mcpbench/bench/scenarios"
@@ -268,7 +269,7 @@ func printRecordSummary(w io.Writer, s *batch.RecordResult, total int) {
 				fmt.Fprintf(w, "    ... and %d more\n", len(all)-shown)
 				break
 			}
-			fmt.Fprintf(w, "    %s\n", llm.Truncate(strings.ReplaceAll(e.Error(), "\n", " "), 300))
+			fmt.Fprintf(w, "    %s\n", escape.Line(llm.Truncate(strings.ReplaceAll(e.Error(), "\n", " "), 300)))
 		}
 	}
 	if len(s.ByOutcome) > 0 {

@@ -74,7 +74,8 @@ with the baseline (default: the recorded runs themselves; or a ref prefix,
 or a REPORT.json) and gated by the stage's gate: section in --config.
 Reports go to stdout (text) and, with --report-dir, to REPORT.txt,
 REPORT.json, REPORT.md and REPORT.xml (JUnit) in that directory, as
---format lists them. Replay runs are stored under replay/<recorded ref>;
+--format lists them: each written whole and renamed into place, so a
+symlink planted at a report's name is replaced, not followed. Replay runs are stored under replay/<recorded ref>;
 the latest replay of a recorded run holds the ref.
 
 Latency in a replay is scored as in a recording: the recorded model time

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpbench/bench/internal/atomicfile"
 	"github.com/mcpbench/bench/scoring"
 	"github.com/mcpbench/bench/traces"
 )
@@ -44,7 +45,9 @@ With --release VERSION it writes the results page instead:
 repository and SHA, models with sampling parameters and seeds, fixture
 versions, harness version, the scoreboard per suite), an SVG chart beside it
 and the same data as JSON. The page holds no date and no path: re-running at
-the same SHAs and store reproduces it byte for byte.`,
+the same SHAs and store reproduces it byte for byte. Each file is written
+whole and renamed into place: a symlink planted at its name is replaced,
+not followed.`,
 		Example: `  bench report --from golden/
   bench report --release 1.2.0 --from golden/ --out-dir docs`,
 		Args: cobra.NoArgs,
@@ -175,7 +178,9 @@ func runReport(_ context.Context, a *app, opts *reportOptions) error {
 }
 
 // writeRelease writes the page, its chart and its JSON. Each file is
-// rendered in memory first, so a failure leaves no half-written page.
+// rendered in memory first and written into a new file renamed into place
+// (atomicfile), so a failure leaves no half-written page and a symlink
+// planted at a page's name is replaced, not followed.
 func writeRelease(a *app, opts *reportOptions, rep *scoring.Report) error {
 	base := "benchmark-results-" + opts.release
 	svgName, jsonName := base+".svg", base+".json"
@@ -203,8 +208,8 @@ func writeRelease(a *app, opts *reportOptions, rep *scoring.Report) error {
 		data []byte
 	}{{base + ".md", page.Bytes()}, {svgName, svg.Bytes()}, {jsonName, js.Bytes()}} {
 		path := filepath.Join(opts.outDir, f.name)
-		if err := os.WriteFile(path, f.data, 0o644); err != nil {
-			return setupErr(fmt.Errorf("writing %s: %w", path, err))
+		if err := atomicfile.WriteFile(path, f.data, 0o644); err != nil {
+			return setupErr(err)
 		}
 		fmt.Fprintf(a.stdout, "wrote %s\n", path)
 	}

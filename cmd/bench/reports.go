@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/mcpbench/bench/internal/atomicfile"
+	"github.com/mcpbench/bench/internal/escape"
 	"github.com/mcpbench/bench/scenarios"
 	"github.com/mcpbench/bench/scoring"
 	"github.com/mcpbench/bench/traces"
@@ -30,7 +32,7 @@ func baselineRuns(a *app, store *traces.Store, scorer *runScorer, arg string, se
 			return nil, usageErr(fmt.Errorf("--baseline %s: %w", arg, err))
 		}
 		if rep.Methodology != scoring.MethodologyVersion {
-			fmt.Fprintf(a.stderr, "bench: warning: %s was scored under methodology %s; this bench implements %s\n", arg, rep.Methodology, scoring.MethodologyVersion)
+			fmt.Fprintf(a.stderr, "bench: warning: %s was scored under methodology %s; this bench implements %s\n", escape.Line(arg), escape.Line(rep.Methodology), scoring.MethodologyVersion)
 		}
 		for _, m := range rep.Runs() {
 			if selected[m.Scenario] != nil {
@@ -66,6 +68,8 @@ func baselineRuns(a *app, store *traces.Store, scorer *runScorer, arg string, se
 
 // writeReplayReports prints the text report and writes the others: to
 // --report-dir, or to stdout after the text when no directory is given.
+// Each file is written whole into a new file and renamed into place
+// (atomicfile): a symlink planted at REPORT.md is replaced, not followed.
 func writeReplayReports(a *app, opts *replayOptions, rep *scoring.Report) error {
 	writers := map[string]func(io.Writer, *scoring.Report) error{
 		"text": scoring.WriteText, "json": scoring.WriteJSON, "md": scoring.WriteMarkdown, "junit": scoring.WriteJUnit,
@@ -84,14 +88,7 @@ func writeReplayReports(a *app, opts *replayOptions, rep *scoring.Report) error 
 		if opts.reportDir == "" {
 			continue
 		}
-		file, err := os.Create(filepath.Join(opts.reportDir, reportFiles[f]))
-		if err != nil {
-			return setupErr(err)
-		}
-		err = writers[f](file, rep)
-		if cerr := file.Close(); err == nil {
-			err = cerr
-		}
+		err := atomicfile.Write(filepath.Join(opts.reportDir, reportFiles[f]), 0o644, func(w io.Writer) error { return writers[f](w, rep) })
 		if err != nil {
 			return setupErr(err)
 		}

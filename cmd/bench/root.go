@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/mcpbench/bench/internal/atomicfile"
 )
 
 // app holds what every command shares: the injected streams and the global
@@ -67,11 +69,10 @@ Exit codes: 0 ok, 1 gate failed, 2 invalid input or usage, 3 safety failure,
 				if prev != nil {
 					prev()
 				}
-				if f, err := os.Create(a.memProfile); err == nil {
+				atomicfile.Write(a.memProfile, 0o644, func(w io.Writer) error {
 					runtime.GC()
-					pprof.WriteHeapProfile(f)
-					f.Close()
-				}
+					return pprof.WriteHeapProfile(w)
+				})
 			}
 		}
 		if a.cpuProfile == "" {
@@ -173,5 +174,5 @@ func (s *runStats) write(file string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(file, append(b, '\n'), 0o644)
+	return atomicfile.WriteFile(file, append(b, '\n'), 0o644)
 }

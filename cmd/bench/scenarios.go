@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpbench/bench/fakecentral"
+	"github.com/mcpbench/bench/internal/escape"
 	"github.com/mcpbench/bench/scenarios"
 )
 
@@ -83,7 +84,7 @@ func runScenariosLint(a *app, opts *scenariosLintOptions) error {
 	if len(errs) > 0 {
 		errs.Sort()
 		for _, e := range errs {
-			fmt.Fprintln(a.stderr, e)
+			fmt.Fprintln(a.stderr, escape.Text(e.Error()))
 		}
 		return usageErr(fmt.Errorf("scenarios lint: %d error(s)", len(errs)))
 	}
@@ -147,7 +148,7 @@ func runScenariosList(a *app, opts *scenariosListOptions) error {
 	list, errs := loadScenarios(opts.paths)
 	if len(errs) > 0 {
 		for _, e := range errs {
-			fmt.Fprintln(a.stderr, e)
+			fmt.Fprintln(a.stderr, escape.Text(e.Error()))
 		}
 		return usageErr(fmt.Errorf("scenarios list: %d error(s) loading manifests (run bench scenarios lint)", len(errs)))
 	}
@@ -193,7 +194,10 @@ func printListing(a *app, l scenarioListing) error {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSUITE\tCATEGORY\tGATE\tFIXTURE\tTAGS")
 	for _, s := range l.Scenarios {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Suite, s.Category, s.WriteGate, s.Fixture, strings.Join(s.Tags, ","))
+		// A manifest may come from a pull request: its fields are shown
+		// one line each, control characters written out.
+		show := escape.Line
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", show(s.ID), show(s.Suite), show(s.Category), show(string(s.WriteGate)), show(s.Fixture), show(strings.Join(s.Tags, ",")))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -207,7 +211,7 @@ func printListing(a *app, l scenarioListing) error {
 		servers = append(servers, srv)
 	}
 	slices.Sort(servers)
-	_, err := fmt.Fprintf(a.stdout, "servers:    %s\n", countLine(servers, c.Servers))
+	_, err := fmt.Fprintf(a.stdout, "servers:    %s\n", escape.Line(countLine(servers, c.Servers)))
 	return err
 }
 

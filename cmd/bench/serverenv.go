@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/mcpbench/bench/internal/escape"
 	"github.com/mcpbench/bench/recorder"
 )
 
@@ -42,7 +43,7 @@ func checkPassEnv(a *app, w io.Writer, p *recorder.Profile, names []string) erro
 	}
 	for _, n := range append(append([]string(nil), p.PassEnv...), names...) {
 		if a.getenv(n) == "" {
-			fmt.Fprintf(w, "note: %s is to be passed to server %s but is not set in your environment\n", n, p.Name)
+			fmt.Fprintf(w, "note: %s is to be passed to server %s but is not set in your environment\n", escape.Line(n), escape.Line(p.Name))
 		}
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpbench/bench/internal/escape"
 	"github.com/mcpbench/bench/llm"
 	"github.com/mcpbench/bench/recorder"
 )
@@ -93,12 +94,15 @@ func runServersCheck(ctx context.Context, a *app, opts *serversCheckOptions) err
 			"tokenizer": recorder.Tokenizer, "write_gate": p.WriteGateVars(), "boot_calls": len(res.Boot),
 		})
 	}
-	w := a.stdout
-	fmt.Fprintf(w, "server %s  (%s, %s)\n", p.Name, opts.profile, p.Transport)
-	fmt.Fprintf(w, "  protocol %s  server info %s\n", res.Initialize.ProtocolVersion, string(res.Initialize.ServerInfo))
+	// What the server said (its info, its tools) and what the profile
+	// says are shown through escape.Line: one line each, control
+	// characters written out, never sent to the terminal.
+	w, show := a.stdout, escape.Line
+	fmt.Fprintf(w, "server %s  (%s, %s)\n", show(p.Name), show(opts.profile), show(p.Transport))
+	fmt.Fprintf(w, "  protocol %s  server info %s\n", show(res.Initialize.ProtocolVersion), show(string(res.Initialize.ServerInfo)))
 	fmt.Fprintf(w, "  %d tools, %d characters, %d tokens (%s) of tool definitions\n", cost.Tools, cost.Chars, cost.Tokens, recorder.Tokenizer)
 	if gate := p.WriteGateVars(); len(gate) > 0 {
-		fmt.Fprintf(w, "  write gate: %s\n", strings.Join(gate, " "))
+		fmt.Fprintf(w, "  write gate: %s\n", show(strings.Join(gate, " ")))
 	} else {
 		fmt.Fprintf(w, "  write gate: none declared (writes_env is empty)\n")
 	}
@@ -113,7 +117,7 @@ func runServersCheck(ctx context.Context, a *app, opts *serversCheckOptions) err
 		if err != nil {
 			return setupErr(err)
 		}
-		fmt.Fprintf(tw, "  %s\t%d\t%d\t%s\n", t.Name, c.Chars, c.Tokens, firstLine(t.Description, 60))
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%s\n", show(t.Name), c.Chars, c.Tokens, show(firstLine(t.Description, 60)))
 	}
 	return tw.Flush()
 }

@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpbench/bench/internal/escape"
 	"github.com/mcpbench/bench/traces"
 )
 
@@ -82,29 +83,34 @@ func runTracesShow(_ context.Context, a *app, opts *tracesShowOptions) error {
 	return nil
 }
 
+// printRun prints a run for a terminal. A run holds what a server said
+// and may come from a pack anyone made: every string in it is shown
+// through escape.Line (show, abbreviate), one line each, its control
+// characters written out.
 func printRun(w io.Writer, ref string, run *traces.Run, full bool) {
+	show := escape.Line
 	m := run.Manifest
-	fmt.Fprintf(w, "run %s  %s\n", m.RunID.Short(), ref)
-	fmt.Fprintf(w, "  scenario %s  server %s", m.Scenario.ID, m.Server.Name)
+	fmt.Fprintf(w, "run %s  %s\n", m.RunID.Short(), show(ref))
+	fmt.Fprintf(w, "  scenario %s  server %s", show(m.Scenario.ID), show(m.Server.Name))
 	if m.Server.SHA != "" {
-		fmt.Fprintf(w, "@%.12s", m.Server.SHA)
+		fmt.Fprintf(w, "@%s", show(fmt.Sprintf("%.12s", m.Server.SHA)))
 	}
-	fmt.Fprintf(w, "  model %s  seed %d  run %d\n", m.Model.Name, m.Model.Seed, m.RunIndex)
-	fmt.Fprintf(w, "  mode %s", m.Mode)
+	fmt.Fprintf(w, "  model %s  seed %d  run %d\n", show(m.Model.Name), m.Model.Seed, m.RunIndex)
+	fmt.Fprintf(w, "  mode %s", show(string(m.Mode)))
 	if m.Replays != nil {
 		fmt.Fprintf(w, " of %s", m.Replays.Short())
 	}
-	fmt.Fprintf(w, "  fixture %s", m.Fixture.Name)
+	fmt.Fprintf(w, "  fixture %s", show(m.Fixture.Name))
 	if !m.StartedAt.IsZero() {
 		fmt.Fprintf(w, "  started %s", m.StartedAt.UTC().Format(time.RFC3339))
 	}
-	fmt.Fprintf(w, "  outcome %s\n", orDash(string(m.Outcome)))
+	fmt.Fprintf(w, "  outcome %s\n", show(orDash(string(m.Outcome))))
 	var in, out int
 	for _, e := range run.Events {
 		fmt.Fprintf(w, "  %8s  ", fmtUS(e.AtUS))
 		switch e.Kind {
 		case traces.KindInitialize:
-			fmt.Fprintf(w, "initialize  protocol %s  server %s\n", e.Initialize.ProtocolVersion, abbreviate(string(e.Initialize.ServerInfo), 80, full))
+			fmt.Fprintf(w, "initialize  protocol %s  server %s\n", show(e.Initialize.ProtocolVersion), abbreviate(string(e.Initialize.ServerInfo), 80, full))
 		case traces.KindTools:
 			var tools []json.RawMessage
 			json.Unmarshal(e.Tools.Tools, &tools)
@@ -119,13 +125,13 @@ func printRun(w io.Writer, ref string, run *traces.Run, full bool) {
 			status := "ok"
 			switch {
 			case c.Invalid != "":
-				status = "invalid: " + c.Invalid
+				status = "invalid: " + show(c.Invalid)
 			case c.IsError:
 				status = "tool error"
 			}
-			fmt.Fprintf(w, "call %-2d     %s %s -> %s, %d bytes, %s\n", c.Index, c.Tool, abbreviate(string(c.Arguments), 80, full), status, len(c.Result), fmtUS(c.LatencyUS))
+			fmt.Fprintf(w, "call %-2d     %s %s -> %s, %d bytes, %s\n", c.Index, show(c.Tool), abbreviate(string(c.Arguments), 80, full), status, len(c.Result), fmtUS(c.LatencyUS))
 		case traces.KindElicitation:
-			fmt.Fprintf(w, "elicit      call %d: %q -> %s\n", e.Elicitation.Call, e.Elicitation.Message, e.Elicitation.Action)
+			fmt.Fprintf(w, "elicit      call %d: %q -> %s\n", e.Elicitation.Call, e.Elicitation.Message, show(e.Elicitation.Action))
 		case traces.KindHTTP:
 			h := e.HTTP
 			where := fmt.Sprintf("call %d", h.Call)
@@ -136,9 +142,9 @@ func printRun(w io.Writer, ref string, run *traces.Run, full bool) {
 			if h.Query != "" {
 				path += "?" + h.Query
 			}
-			fmt.Fprintf(w, "http        %-7s %s %s -> %d (%s, %d bytes, %s)\n", where, h.Method, path, h.Status, h.Class, len(h.ResponseBody), fmtUS(h.LatencyUS))
+			fmt.Fprintf(w, "http        %-7s %s %s -> %d (%s, %d bytes, %s)\n", where, show(h.Method), show(path), h.Status, show(h.Class), len(h.ResponseBody), fmtUS(h.LatencyUS))
 		case traces.KindEgress:
-			fmt.Fprintf(w, "EGRESS      call %d tried to reach %s (blocked)\n", e.Egress.Call, e.Egress.Host)
+			fmt.Fprintf(w, "EGRESS      call %d tried to reach %s (blocked)\n", e.Egress.Call, show(e.Egress.Host))
 		case traces.KindAnswer:
 			if len(e.Answer.Result) > 0 {
 				fmt.Fprintf(w, "answer      %s\n", abbreviate(string(e.Answer.Result), 200, full))
@@ -146,9 +152,9 @@ func printRun(w io.Writer, ref string, run *traces.Run, full bool) {
 				fmt.Fprintf(w, "answer      %s\n", abbreviate(e.Answer.Text, 200, full))
 			}
 		case traces.KindError:
-			fmt.Fprintf(w, "ERROR       %s: %s\n", e.Error.Kind, e.Error.Message)
+			fmt.Fprintf(w, "ERROR       %s: %s\n", show(string(e.Error.Kind)), show(e.Error.Message))
 		default:
-			fmt.Fprintf(w, "%s\n", e.Kind)
+			fmt.Fprintf(w, "%s\n", show(string(e.Kind)))
 		}
 		if len(e.Normalized) > 0 {
 			fmt.Fprintf(w, "  %8s  %s\n", "", normalizedLine(e.Normalized, full))
@@ -168,12 +174,18 @@ func orDash(s string) string {
 	return s
 }
 
-// abbreviate shortens s to n runes with an ellipsis unless full is set.
+// abbreviate shortens s to n characters with an ellipsis unless full is
+// set, and shows it on one line (escape.Line).
 func abbreviate(s string, n int, full bool) string {
-	s = strings.ReplaceAll(s, "\n", `\n`)
-	r := []rune(s)
-	if full || len(r) <= n {
-		return s
+	if !full {
+		i := 0
+		for k := 0; k < n && i < len(s); k++ {
+			_, size := utf8.DecodeRuneInString(s[i:])
+			i += size
+		}
+		if i < len(s) {
+			s = s[:i] + "…"
+		}
 	}
-	return string(r[:n]) + "…"
+	return escape.Line(s)
 }

@@ -35,7 +35,9 @@ func TestWorkflowsLint(t *testing.T) {
 // TestPRGateScript runs scripts/pr-gate.sh, the per-PR path of
 // .github/workflows/benchmark.yml, for real: a pack recorded with the
 // baseline model is replayed against the unchanged reference server (pass)
-// and against one that pages one item at a time (api_call_count excess, exit 1).
+// and against one that pages one item at a time (api_call_count excess, exit 1);
+// a report planted where the reports go (a symlink to a secret, as a pull
+// request can commit one) never reaches the step summary (issue 16, row 10).
 func TestPRGateScript(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records and replays a stage; skipped with -short")
@@ -65,19 +67,27 @@ func TestPRGateScript(t *testing.T) {
 	b, _ := os.ReadFile(prof)
 	os.WriteFile(leaky, bytes.Replace(b, []byte("env:\n"), []byte("env:\n  CENTRAL_INJECT: extra-pagination\n"), 1), 0o644)
 
+	secret := filepath.Join(dir, "secret")
+	os.WriteFile(secret, []byte("SECRET-TOKEN\n"), 0o600)
 	tests := []struct {
 		name    string
 		profile string
 		code    int
+		plant   bool // a symlink to secret at REPORT.md, and a replay that writes no report
 	}{
-		{"unchanged server passes", prof, 0},
-		{"paging one item at a time fails the gate", leaky, exitGateFailed},
+		{"unchanged server passes", prof, 0, false},
+		{"paging one item at a time fails the gate", leaky, exitGateFailed, false},
+		{"a planted report is not published", filepath.Join(dir, "missing.yaml"), exitInvalidInput, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			work := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "-"))
 			summary := filepath.Join(work, "summary.md")
 			os.MkdirAll(work, 0o755)
+			if tt.plant {
+				os.MkdirAll(filepath.Join(work, "reports", "smoke"), 0o755)
+				os.Symlink(secret, filepath.Join(work, "reports", "smoke", "REPORT.md"))
+			}
 			cmd := exec.Command("bash", "scripts/pr-gate.sh", pack)
 			cmd.Dir = "../.."
 			cmd.Env = append(os.Environ(), "BENCH="+bench, "PROFILE="+tt.profile, "STAGES=smoke",
@@ -85,6 +95,12 @@ func TestPRGateScript(t *testing.T) {
 			out, _ := cmd.CombinedOutput()
 			if got := cmd.ProcessState.ExitCode(); got != tt.code {
 				t.Fatalf("pr-gate.sh exit %d, want %d\n%s", got, tt.code, out)
+			}
+			if tt.plant {
+				if s, _ := os.ReadFile(summary); bytes.Contains(s, []byte("SECRET-TOKEN")) {
+					t.Errorf("the planted report reached the step summary:\n%s", s)
+				}
+				return
 			}
 			for _, f := range []string{"REPORT.json", "REPORT.md", "REPORT.xml", "REPORT.txt"} {
 				if _, err := os.Stat(filepath.Join(work, "reports", "smoke", f)); err != nil {
