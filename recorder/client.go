@@ -78,7 +78,7 @@ func (c *conn) dead() bool { return c.proc != nil && c.proc.exited() }
 
 // launch starts the profile's server with env and connects an MCP client
 // to it. It gives up when ctx ends or the profile's start timeout passes.
-func launch(ctx context.Context, p *Profile, v Vars, env []string, o *Options) (*conn, error) {
+func launch(ctx context.Context, p *Profile, v Vars, env []string, o *Options, cf *confine) (*conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(p.StartTimeout))
 	defer cancel()
 	c := &conn{wire: &wireLog{limit: 64}, elic: &elicitor{}}
@@ -87,7 +87,10 @@ func launch(ctx context.Context, p *Profile, v Vars, env []string, o *Options) (
 		for i, a := range cmd {
 			argv[i] = v.Expand(a)
 		}
-		proc, err := startProcess(argv, p.WorkDir(), env, o.StderrLimit, o.StopGrace)
+		if cf != nil {
+			cf.timeout = time.Duration(p.StartTimeout)
+		}
+		proc, err := startProcess(argv, p.WorkDir(), env, o.StderrLimit, o.StopGrace, cf)
 		if err != nil {
 			return nil, err
 		}
@@ -128,7 +131,7 @@ func launch(ctx context.Context, p *Profile, v Vars, env []string, o *Options) (
 		transport = &mcp.IOTransport{Reader: c.proc.stdout, Writer: c.proc.stdin, MaxLineLength: o.MaxMessageBytes}
 	case p.Transport == TransportHTTP:
 		url := v.Expand(p.URL)
-		hc := &http.Client{Transport: &captureRT{base: o.HTTPTransport, log: c.wire}}
+		hc := &http.Client{Transport: &captureRT{base: c.proc.transport(o.HTTPTransport), log: c.wire}}
 		ready, anyStatus := v.Expand(p.Ready), false
 		if ready == "" && c.proc != nil {
 			// No ready URL: the server is ready when its endpoint answers

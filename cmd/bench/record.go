@@ -144,7 +144,7 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 	if err := checkLoopback(); err != nil {
 		return err
 	}
-	profile, err := loadProfile(a, opts.server, nil)
+	profile, err := loadProfile(a, opts.server, nil, opts.passEnv)
 	if err != nil {
 		return err
 	}

@@ -153,7 +153,7 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 	if err := checkLoopback(); err != nil {
 		return err
 	}
-	profile, err := loadProfile(a, opts.server, opts.serverEnv)
+	profile, err := loadProfile(a, opts.server, opts.serverEnv, opts.passEnv)
 	if err != nil {
 		return err
 	}

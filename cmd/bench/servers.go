@@ -66,7 +66,7 @@ func runServersCheck(ctx context.Context, a *app, opts *serversCheckOptions) err
 	if err != nil {
 		return usageErr(err)
 	}
-	if err := p.ExpandEnv(a.getenv); err != nil {
+	if err := p.ExpandEnv(a.getenv, opts.passEnv); err != nil {
 		return usageErr(err)
 	}
 	if err := checkPassEnv(a, a.stderr, p, opts.passEnv); err != nil {

@@ -46,10 +46,19 @@ func runInit() int {
 		return fail("bringing the loopback up: %v", err)
 	}
 	var notes []string
-	proc := true
-	if err := mountProc(); err != nil {
-		proc = false
-		notes = append(notes, "/proc not remounted ("+err.Error()+"): the server sees the caller's processes, not their environment")
+	proc := false
+	// Mounts only once / is private: nothing may propagate out.
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		notes = append(notes, "no mounts of its own (making / private: "+err.Error()+"): the server sees the caller's processes, not their environment, and shares /dev/shm")
+	} else {
+		if err := mountProc(); err != nil {
+			notes = append(notes, "/proc not remounted ("+err.Error()+"): the server sees the caller's processes, not their environment")
+		} else {
+			proc = true
+		}
+		if err := mountShm(); err != nil {
+			notes = append(notes, "/dev/shm shared with the caller ("+err.Error()+")")
+		}
 	}
 	var fds []int
 	for _, a := range spec.Listen {
@@ -178,12 +187,8 @@ func loopbackUp() error {
 }
 
 // mountProc mounts a /proc of the new PID namespace over the old one, in
-// the sandbox's own mount namespace (made private first, so nothing
-// propagates out).
+// the sandbox's own mount namespace.
 func mountProc() error {
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("making / private: %w", err)
-	}
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		if errors.Is(err, unix.EPERM) {
 			return errors.New("the kernel refused a new proc mount here")
@@ -191,4 +196,14 @@ func mountProc() error {
 		return err
 	}
 	return nil
+}
+
+// mountShm gives the sandbox a /dev/shm of its own: POSIX shared memory
+// and semaphores (libfaketime's, named by a pid that every sandbox has)
+// neither collide between sandboxes nor outlive this one.
+func mountShm() error {
+	if fi, err := os.Stat("/dev/shm"); err != nil || !fi.IsDir() {
+		return nil
+	}
+	return unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777")
 }

@@ -70,8 +70,10 @@ type Sandbox struct {
 	lns    []net.Listener
 	notify *notifier
 
-	dialMu  sync.Mutex
-	replies chan ctlMsg
+	dialMu   sync.Mutex
+	replies  chan ctlMsg
+	reading  bool
+	readDone chan struct{}
 
 	mu     sync.Mutex
 	status string // the server's exit status, as the init saw it
@@ -176,7 +178,7 @@ func Command(spec *Spec) (*exec.Cmd, *Sandbox, error) {
 		unix.Close(fds[1])
 		return nil, nil, fmt.Errorf("sandbox: control socket: %w", err)
 	}
-	s := &Sandbox{spec: spec, ctl: fc.(*net.UnixConn), child: os.NewFile(uintptr(fds[1]), "sandbox-ctl-child"), replies: make(chan ctlMsg, 1)}
+	s := &Sandbox{spec: spec, ctl: fc.(*net.UnixConn), child: os.NewFile(uintptr(fds[1]), "sandbox-ctl-child"), replies: make(chan ctlMsg, 1), readDone: make(chan struct{})}
 	cmd := exec.Command(self)
 	cmd.Args = []string{"bench-sandbox-init"}
 	cmd.Env = []string{stageEnv + "=init"}
@@ -235,6 +237,7 @@ func (s *Sandbox) Setup(timeout time.Duration) error {
 		return errors.New(m.Error)
 	}
 	s.ctl.SetDeadline(time.Time{})
+	s.reading = true
 	go s.read()
 	return nil
 }
@@ -242,6 +245,7 @@ func (s *Sandbox) Setup(timeout time.Duration) error {
 // read takes the init's messages after start-up: dial replies and, last,
 // the server's exit status.
 func (s *Sandbox) read() {
+	defer close(s.readDone)
 	for {
 		m, err := s.recv()
 		if err != nil {
@@ -266,7 +270,12 @@ func (s *Sandbox) Isolation() Isolation { return s.iso }
 
 // ExitStatus is how the server exited, as its init saw it ("exit status
 // 1", "signal: killed"), or "" when the init did not say (it was killed).
+// Call it after the init was reaped: it waits until the init's last
+// message has been read.
 func (s *Sandbox) ExitStatus() string {
+	if s.reading {
+		<-s.readDone
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.status
