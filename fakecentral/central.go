@@ -298,6 +298,13 @@ func (c *Central) dispatchSafe(w *recorder, rq *request, e *Entry) (dropped bool
 	return false
 }
 
+// RecordEgress journals a connection attempt to addr (host:port) that
+// never reached the fake: the kernel refused it (a sandbox, see the
+// recorder). source names who saw it.
+func (c *Central) RecordEgress(addr, source string) {
+	c.record(Entry{Method: "CONNECT", Host: addr, Class: ClassEgress, Egress: true, Source: source})
+}
+
 func (c *Central) record(e Entry) {
 	c.jmu.Lock()
 	c.seq++

@@ -55,6 +55,8 @@ type Server struct {
 	proxy     *http.Server
 	intercept *http.Server
 	tunnels   *connListener
+	apiAddr   string
+	proxyAddr string
 	ca        *x509.Certificate
 	caKey     *ecdsa.PrivateKey
 	certMu    sync.Mutex
@@ -112,10 +114,22 @@ func StartServer(opts *Options, so *ServerOptions) (*Server, error) {
 	s.proxy = &http.Server{Handler: http.HandlerFunc(s.serveProxy), ReadHeaderTimeout: 10 * time.Second, ErrorLog: quietLog()}
 	s.tunnels = newConnListener(proxyLn.Addr())
 	s.intercept = &http.Server{Handler: http.HandlerFunc(s.serveIntercepted), ReadHeaderTimeout: 10 * time.Second, ErrorLog: quietLog()}
+	s.apiAddr, s.proxyAddr = apiLn.Addr().String(), proxyLn.Addr().String()
 	go s.api.Serve(apiLn)
 	go s.proxy.Serve(proxyLn)
 	go s.intercept.Serve(s.tunnels)
 	return s, nil
+}
+
+// Addrs are the loopback addresses ("127.0.0.1:port") of the API and of the
+// proxy.
+func (s *Server) Addrs() (api, proxy string) { return s.apiAddr, s.proxyAddr }
+
+// Serve serves the API and the proxy on two more listeners until Close: a
+// sandbox's, opened at the same addresses inside its own network.
+func (s *Server) Serve(api, proxy net.Listener) {
+	go s.api.Serve(api)
+	go s.proxy.Serve(proxy)
 }
 
 func checkLoopback(addr string) error {

@@ -79,7 +79,7 @@ func (c *conn) dead() bool { return c.proc != nil && c.proc.exited() }
 
 // launch starts the profile's server with env and connects an MCP client
 // to it. It gives up when ctx ends or the profile's start timeout passes.
-func launch(ctx context.Context, p *Profile, v Vars, env []string, o *Options) (*conn, error) {
+func launch(ctx context.Context, p *Profile, v Vars, env []string, o *Options, cf *confine) (*conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(p.StartTimeout))
 	defer cancel()
 	c := &conn{wire: &wireLog{limit: 64}, elic: &elicitor{}, watch: newWireWatch()}
@@ -90,7 +90,10 @@ func launch(ctx context.Context, p *Profile, v Vars, env []string, o *Options) (
 		for i, a := range cmd {
 			argv[i] = v.Expand(a)
 		}
-		proc, err := startProcess(argv, p.WorkDir(), env, o.StderrLimit, o.StopGrace)
+		if cf != nil {
+			cf.timeout = time.Duration(p.StartTimeout)
+		}
+		proc, err := startProcess(argv, p.WorkDir(), env, o.StderrLimit, o.StopGrace, cf)
 		if err != nil {
 			return nil, err
 		}
@@ -136,7 +139,7 @@ func launch(ctx context.Context, p *Profile, v Vars, env []string, o *Options) (
 		transport = stdioTransport(c.proc.stdout, c.proc.stdin, c.watch, o.MaxMessageBytes)
 	case p.Transport == TransportHTTP:
 		url := v.Expand(p.URL)
-		hc := httpClient(o.HTTPTransport, c.wire, c.watch, o.MaxMessageBytes)
+		hc := httpClient(c.proc.transport(o.HTTPTransport), c.wire, c.watch, o.MaxMessageBytes)
 		ready, anyStatus := v.Expand(p.Ready), false
 		if ready == "" && c.proc != nil {
 			// No ready URL: the server is ready when its endpoint answers

@@ -101,11 +101,21 @@ func pids(t *testing.T, file string) []int {
 	return out
 }
 
-// checkNoLeftovers fails the test if any process in the pid file runs.
+// checkNoLeftovers fails the test if any process the hostile server
+// started runs: it looks for the pid file's variable in the environment of
+// every live process, as the pids in the file are the server's own, in its
+// sandbox's PID namespace when it has one.
 func checkNoLeftovers(t *testing.T, file string) {
 	t.Helper()
-	for _, pid := range pids(t, file) {
-		if alive(pid) {
+	mark := []byte("HOSTILE_PIDFILE=" + file + "\x00")
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || !alive(pid) {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err == nil && bytes.Contains(env, mark) {
 			syscall.Kill(pid, syscall.SIGKILL)
 			t.Errorf("process %d survived the run", pid)
 		}

@@ -1,10 +1,12 @@
 package recorder
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -12,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mcpbench/bench/internal/sandbox"
 )
 
 // DefaultStderrLimit bounds the tail of a server's stderr kept in a trace.
@@ -34,18 +38,44 @@ type process struct {
 	// signalFirst skips the stdin step: a server on HTTP does not read
 	// stdin, and waiting for it to notice would cost a grace period.
 	signalFirst bool
+	// sb is the sandbox the server runs in (the process is its init), or
+	// nil under the proxy convention.
+	sb *sandbox.Sandbox
 
 	stopOnce sync.Once
 }
 
+// confine says how to start a server: in a sandbox (see internal/sandbox)
+// or, with a nil confine, plainly.
+type confine struct {
+	listen  []string              // addresses opened inside and served by the fake
+	attempt func(sandbox.Attempt) // a refused connect(2)
+	serve   func([]net.Listener)  // serves the listeners once open
+	timeout time.Duration         // for the sandbox's set-up
+}
+
 // startProcess launches argv in dir with env, in a new process group, with
-// pipes for stdin and stdout and stderr kept in a bounded tail.
-func startProcess(argv []string, dir string, env []string, stderrLimit int, grace time.Duration) (*process, error) {
+// pipes for stdin and stdout and stderr kept in a bounded tail; with a
+// confine, in a sandbox whose init leads the group.
+func startProcess(argv []string, dir string, env []string, stderrLimit int, grace time.Duration, cf *confine) (*process, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = dir
-	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	p := &process{cmd: cmd, stderr: newTail(stderrLimit), done: make(chan struct{}), grace: grace}
+	var sb *sandbox.Sandbox
+	if cf != nil {
+		// exec.Command resolved argv[0] on bench's PATH; the sandbox's
+		// init runs exactly that file.
+		if cmd.Err != nil {
+			return nil, fmt.Errorf("starting %s: %w", strings.Join(argv, " "), cmd.Err)
+		}
+		var err error
+		if cmd, sb, err = sandbox.Command(&sandbox.Spec{Path: cmd.Path, Args: argv, Env: env, Dir: dir, Listen: cf.listen, Attempt: cf.attempt}); err != nil {
+			return nil, err
+		}
+	} else {
+		cmd.Dir = dir
+		cmd.Env = env
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	}
+	p := &process{cmd: cmd, stderr: newTail(stderrLimit), done: make(chan struct{}), grace: grace, sb: sb}
 	cmd.Stderr = p.stderr
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
@@ -63,6 +93,9 @@ func startProcess(argv []string, dir string, env []string, stderrLimit int, grac
 	pw.Close()
 	if err != nil {
 		pr.Close()
+		if sb != nil {
+			sb.Close()
+		}
 		return nil, fmt.Errorf("starting %s: %w", strings.Join(argv, " "), err)
 	}
 	p.pgid = cmd.Process.Pid
@@ -70,7 +103,34 @@ func startProcess(argv []string, dir string, env []string, stderrLimit int, grac
 		p.err = cmd.Wait()
 		close(p.done)
 	}()
+	if sb != nil {
+		if err := sb.Setup(cf.timeout); err != nil {
+			p.kill()
+			return nil, fmt.Errorf("starting %s: %w", strings.Join(argv, " "), err)
+		}
+		cf.serve(sb.Listeners())
+	}
 	return p, nil
+}
+
+// transport is base, dialling into the sandbox when the server runs in
+// one (it listens on the sandbox's loopback, which bench cannot reach
+// directly).
+func (p *process) transport(base http.RoundTripper) http.RoundTripper {
+	if p == nil || p.sb == nil {
+		return base
+	}
+	t, ok := base.(*http.Transport)
+	if !ok {
+		t = http.DefaultTransport.(*http.Transport)
+	}
+	t = t.Clone()
+	t.Proxy = nil
+	sb := p.sb
+	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return sb.Dial(ctx, addr)
+	}
+	return t
 }
 
 // exited reports whether the leader has exited.
@@ -87,6 +147,17 @@ func (p *process) exited() bool {
 func (p *process) exitStatus() string {
 	if !p.exited() {
 		return ""
+	}
+	if p.sb != nil {
+		// The init's own status is the server's, but a signal that killed
+		// the server only shows as an exit code there.
+		switch st := p.sb.ExitStatus(); st {
+		case "":
+		case "exit status 0":
+			return "exited with status 0"
+		default:
+			return st
+		}
 	}
 	if p.err == nil {
 		return "exited with status 0"
@@ -123,6 +194,11 @@ func (p *process) stop() {
 		<-p.done
 		p.stdout.Close()
 		awaitGroupGone(p.pgid, 2*time.Second)
+		if p.sb != nil {
+			// The init was reaped: the kernel has killed and reaped every
+			// process of its namespace, setsid'd ones too.
+			p.sb.Close()
+		}
 	})
 }
 

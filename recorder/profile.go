@@ -96,12 +96,23 @@ type Profile struct {
 // servers point at the checkout the user installed, e.g.
 // cwd: ${BENCH_SERVER_DIR_KARTHIK}). A variable that is unset or empty is
 // an error that names it and the profile.
-func (p *Profile) ExpandEnv(getenv func(string) string) error {
-	var missing []string
+//
+// Only variables a server may see expand: those every server inherits
+// (BaseEnv), those named BENCH_* (bench's own, for profiles; bench reads
+// no secret from such a name), and those the profile's pass_env or pass
+// (the --pass-env flags) names. Anything else — an API key, say — is an
+// error: expanding it would put the caller's secret in the server's argv,
+// past the environment filter.
+func (p *Profile) ExpandEnv(getenv func(string) string, pass []string) error {
+	var missing, refused []string
 	expand := func(s string) string {
 		return os.Expand(s, func(name string) string {
 			if !isIdent(name) {
 				return "${" + name + "}" // not ours: a template such as {port} stays
+			}
+			if !expandable(name, p.PassEnv, pass) {
+				refused = append(refused, name)
+				return ""
 			}
 			v := getenv(name)
 			if v == "" {
@@ -121,6 +132,13 @@ func (p *Profile) ExpandEnv(getenv func(string) string) error {
 	for _, a := range p.Command {
 		p.argv = append(p.argv, expand(a))
 	}
+	if len(refused) > 0 {
+		slices.Sort(refused)
+		refused = slices.Compact(refused)
+		p.argv, p.workDir = nil, ""
+		return fmt.Errorf("%s: cwd or command uses ${%s}, which servers may not see: only the variables every server inherits, BENCH_* and those the profile's pass_env or --pass-env names expand in a profile (name it in pass_env if the server needs it)",
+			p.File, strings.Join(refused, "}, ${"))
+	}
 	if len(missing) > 0 {
 		slices.Sort(missing)
 		missing = slices.Compact(missing)
@@ -128,6 +146,11 @@ func (p *Profile) ExpandEnv(getenv func(string) string) error {
 			p.File, strings.Join(missing, ", "), strings.Join(missing, " and "))
 	}
 	return nil
+}
+
+// expandable reports whether ${name} may expand in a profile.
+func expandable(name string, passEnv, pass []string) bool {
+	return inBase(name) || strings.HasPrefix(name, "BENCH_") || slices.Contains(passEnv, name) || slices.Contains(pass, name)
 }
 
 // Argv is the command after ExpandEnv (the command as written before it).

@@ -80,6 +80,12 @@ type Options struct {
 	// Tokens estimates the usage of models that report none. Default: the
 	// Recorder's own.
 	Tokens *TokenCounter
+	// Isolation is how servers are confined: IsolationAuto (the default)
+	// runs each in a sandbox when the kernel allows and under the proxy
+	// convention otherwise; IsolationKernel requires the sandbox (a server
+	// that cannot have one does not start); IsolationProxy never uses it.
+	// See docs/architecture.md, "Isolation".
+	Isolation string
 	// HTTPTransport carries bench's HTTP to streamable HTTP servers.
 	// Default http.DefaultTransport.
 	HTTPTransport http.RoundTripper
@@ -129,6 +135,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if d.HTTPTransport == nil {
 		d.HTTPTransport = http.DefaultTransport
+	}
+	if d.Isolation == "" {
+		d.Isolation = IsolationAuto
 	}
 	if d.Tokens == nil {
 		d.Tokens = NewTokenCounter()
@@ -846,9 +855,16 @@ func (r *Recorder) start(ctx context.Context, key string, p *Profile, fx *fakece
 	}
 	s.withheld = withheld(r.opts.Environ, pass, env)
 	env = r.opts.pinClock(p, env, fx.Now())
-	c, err := launch(ctx, p, v, env, &r.opts)
+	cf, iso, err := r.confine(fake)
 	if err != nil {
 		return s, fmt.Errorf("server %s: %w", p.Name, err)
+	}
+	c, err := launch(ctx, p, v, env, &r.opts, cf)
+	if err != nil {
+		return s, fmt.Errorf("server %s: %w", p.Name, err)
+	}
+	if c.proc != nil {
+		c.init.Isolation = iso
 	}
 	s.conn = c
 	return s, nil

@@ -157,6 +157,11 @@ type Initialize struct {
 	// beside the run, like StartedAt, never in its content or ID (runs
 	// stored before 2026-11-29 have it in their content).
 	Stderr string `json:"stderr,omitempty" trace:"side"`
+	// Isolation is how the server was confined: "kernel" (a sandbox of
+	// namespaces) or "proxy" (the proxy variables only); empty for a
+	// server bench did not start. Beside the run: the same behaviour under
+	// either has the same ID.
+	Isolation string `json:"isolation,omitempty" trace:"side"`
 }
 
 // Tools is the tool list the server offered (after any adapter).

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/mcpbench/bench/recorder"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,18 +66,23 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/script",
 		UpdateScripts: updateScripts,
-		// $REFERENCE_SERVER is bench's reference MCP server, built once:
-		// a profile in a script runs it as command: ["${REFERENCE_SERVER}"].
+		// $BENCH_REFERENCE_SERVER is bench's reference MCP server, built once:
+		// a profile in a script runs it as command: ["${BENCH_REFERENCE_SERVER}"].
 		// [netns] holds where `unshare -rn` makes a network namespace
 		// (its loopback is down): scripts use it to take loopback away.
+		// [sandbox] holds where servers run in bench's sandbox
+		// (--isolation auto gives them kernel isolation).
 		Condition: func(cond string) (bool, error) {
-			if cond != "netns" {
-				return false, fmt.Errorf("unknown condition %q", cond)
+			switch cond {
+			case "netns":
+				return exec.Command("unshare", "-rn", "true").Run() == nil, nil
+			case "sandbox":
+				return recorder.KernelIsolation() == nil, nil
 			}
-			return exec.Command("unshare", "-rn", "true").Run() == nil, nil
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Setup: func(env *testscript.Env) error {
-			env.Setenv("REFERENCE_SERVER", referenceServer(t))
+			env.Setenv("BENCH_REFERENCE_SERVER", referenceServer(t))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

@@ -39,6 +39,7 @@ type recordOptions struct {
 	callTimeout time.Duration
 	runTimeout  time.Duration
 	passEnv     []string
+	isolation   string
 }
 
 func newRecordCmd(a *app) *cobra.Command {
@@ -121,6 +122,7 @@ parameters for this server, then submits its reference result).
 	durationVarPositive(f, &opts.callTimeout, "call-timeout", 60*time.Second, "bound on one tool call")
 	durationVarPositive(f, &opts.runTimeout, "run-timeout", 15*time.Minute, "bound on one run")
 	addPassEnvFlag(f, &opts.passEnv)
+	addIsolationFlag(f, &opts.isolation)
 	return cmd
 }
 
@@ -145,11 +147,14 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 	if err := checkLoopback(); err != nil {
 		return err
 	}
-	profile, err := loadProfile(a, opts.server, nil)
+	profile, err := loadProfile(a, opts.server, nil, opts.passEnv)
 	if err != nil {
 		return err
 	}
 	if err := checkPassEnv(a, a.stderr, profile, opts.passEnv); err != nil {
+		return err
+	}
+	if err := checkIsolation(a.stderr, opts.isolation); err != nil {
 		return err
 	}
 	selected, err := selectScenarios(nil, opts.config, scenarios.Selection{Suite: opts.suite, Stage: opts.stage, IDs: opts.scenarioIDs})
@@ -184,7 +189,7 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 	prog := newProgress(a.stderr, len(runs))
 	res, err := (&batch.Record{
 		Options: batch.Options{Parallel: opts.parallel, Recorder: recorder.Options{
-			Harness: version, Environ: os.Environ(), PassEnv: opts.passEnv, Secrets: secrets, CallTimeout: opts.callTimeout, RunTimeout: opts.runTimeout,
+			Harness: version, Environ: os.Environ(), PassEnv: opts.passEnv, Isolation: opts.isolation, Secrets: secrets, CallTimeout: opts.callTimeout, RunTimeout: opts.runTimeout,
 		}},
 		Store: store, Profile: profile, Suite: "golden", Runs: runs,
 		ModelRef: traces.ModelRef{Provider: string(spec.Provider), Name: spec.String(), Seed: opts.seed},

@@ -37,6 +37,7 @@ type replayOptions struct {
 	callTO     time.Duration
 	runTO      time.Duration
 	passEnv    []string
+	isolation  string
 }
 
 func newReplayCmd(a *app) *cobra.Command {
@@ -129,6 +130,7 @@ inconclusive (more stale runs than the gate allows).
 	durationVarPositive(f, &opts.callTO, "call-timeout", 60*time.Second, "bound on one tool call")
 	durationVarPositive(f, &opts.runTO, "run-timeout", 15*time.Minute, "bound on one run")
 	addPassEnvFlag(f, &opts.passEnv)
+	addIsolationFlag(f, &opts.isolation)
 	return cmd
 }
 
@@ -154,11 +156,14 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 	if err := checkLoopback(); err != nil {
 		return err
 	}
-	profile, err := loadProfile(a, opts.server, opts.serverEnv)
+	profile, err := loadProfile(a, opts.server, opts.serverEnv, opts.passEnv)
 	if err != nil {
 		return err
 	}
 	if err := checkPassEnv(a, a.stderr, profile, opts.passEnv); err != nil {
+		return err
+	}
+	if err := checkIsolation(a.stderr, opts.isolation); err != nil {
 		return err
 	}
 	list, cfg, err := selectWithConfig(opts.scenarios, opts.config, scenarios.Selection{Suite: opts.suite, Stage: opts.stage})
@@ -213,7 +218,7 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 	start := time.Now()
 	res, err := (&batch.Replay{
 		Options: batch.Options{Parallel: opts.parallel, Recorder: recorder.Options{
-			Harness: version, Environ: os.Environ(), PassEnv: opts.passEnv, Secrets: secrets, CallTimeout: opts.callTO, RunTimeout: opts.runTO,
+			Harness: version, Environ: os.Environ(), PassEnv: opts.passEnv, Isolation: opts.isolation, Secrets: secrets, CallTimeout: opts.callTO, RunTimeout: opts.runTO,
 		}},
 		Store: store, Profile: profile, Refs: refs, Scenarios: selected, ReuseServer: opts.reuse,
 		Mode: mode, Live: live, Resolution: opts.resolution, Score: scorer.score, ScoreRecorded: opts.baseline == "",

@@ -10,12 +10,12 @@ import (
 
 // loadProfile loads a server profile, expands its environment from the
 // user's and adds the --server-env KEY=VALUE pairs.
-func loadProfile(a *app, path string, serverEnv []string) (*recorder.Profile, error) {
+func loadProfile(a *app, path string, serverEnv, passEnv []string) (*recorder.Profile, error) {
 	p, err := recorder.LoadProfile(path)
 	if err != nil {
 		return nil, usageErr(err)
 	}
-	if err := p.ExpandEnv(a.getenv); err != nil {
+	if err := p.ExpandEnv(a.getenv, passEnv); err != nil {
 		return nil, usageErr(err)
 	}
 	for _, kv := range serverEnv {

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -26,12 +28,47 @@ CA variables are always the fake's. A value of your environment longer than
 8 characters that the server was not given, and that the server writes
 anyway (it read a .env file, or its parent's environment), is replaced by
 [redacted:NAME] wherever it reaches the run: stderr, tool results, requests
-to Central, and the model turns that carried them.`
+to Central, and the model turns that carried them. ${NAME} in a profile's
+cwd or command expands only the variables above, BENCH_* and those passed:
+anything else (an API key) is an error, never an argument of the server.
+
+Isolation (--isolation): auto, the default, runs each server in a sandbox of
+Linux user, PID, network and mount namespaces when the kernel allows. There
+it reaches its fake Central and the fake's proxy and nothing else: no other
+loopback port, no other run's fake, no outside address; each connection it
+tries to anything else is journaled as egress. It cannot see bench's
+processes nor read bench's environment or memory, and nothing it starts
+outlives it, not even a process that left its session. kernel requires the
+sandbox (exit 4 where there is none); proxy never uses it, leaving only the
+proxy variables, which a server may ignore. Each run records which it had
+(traces show prints it).`
 
 const passEnvUsage = "pass this variable of your environment to the server too (repeatable; see the server's environment above)"
 
 func addPassEnvFlag(f *pflag.FlagSet, dst *[]string) {
 	f.StringSliceVar(dst, "pass-env", nil, passEnvUsage)
+}
+
+func addIsolationFlag(f *pflag.FlagSet, dst *string) {
+	f.StringVar(dst, "isolation", recorder.IsolationAuto, "how servers are confined: auto, kernel or proxy (see Isolation above)")
+}
+
+// checkIsolation refuses an unknown --isolation (exit 2) and a kernel
+// isolation this machine cannot give (exit 4), and notes on w when auto
+// falls back to the proxy convention.
+func checkIsolation(w io.Writer, v string) error {
+	if !slices.Contains(recorder.Isolations, v) {
+		return usageErr(fmt.Errorf("--isolation %q: want one of %s", v, strings.Join(recorder.Isolations, ", ")))
+	}
+	err := recorder.KernelIsolation()
+	switch {
+	case err == nil || v == recorder.IsolationProxy:
+		return nil
+	case v == recorder.IsolationKernel:
+		return setupErr(fmt.Errorf("--isolation kernel: %w", err))
+	}
+	fmt.Fprintf(w, "note: servers run under the proxy convention only (%v); --isolation proxy silences this\n", err)
+	return nil
 }
 
 // checkPassEnv refuses names that cannot be passed (usage error, exit 2)

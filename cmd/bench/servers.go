@@ -25,10 +25,11 @@ func newServersCmd(a *app) *cobra.Command {
 }
 
 type serversCheckOptions struct {
-	profile string
-	fixture string
-	json    bool
-	passEnv []string
+	profile   string
+	fixture   string
+	json      bool
+	passEnv   []string
+	isolation string
 }
 
 func newServersCheckCmd(a *app) *cobra.Command {
@@ -59,6 +60,7 @@ MCP clients use (FILE#NAME picks one of several servers).
 	cmd.Flags().StringVar(&opts.fixture, "fixture", "site-a", "fixture the fake Central serves")
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print the result as JSON")
 	addPassEnvFlag(cmd.Flags(), &opts.passEnv)
+	addIsolationFlag(cmd.Flags(), &opts.isolation)
 	return cmd
 }
 
@@ -67,14 +69,17 @@ func runServersCheck(ctx context.Context, a *app, opts *serversCheckOptions) err
 	if err != nil {
 		return usageErr(err)
 	}
-	if err := p.ExpandEnv(a.getenv); err != nil {
+	if err := p.ExpandEnv(a.getenv, opts.passEnv); err != nil {
 		return usageErr(err)
 	}
 	if err := checkPassEnv(a, a.stderr, p, opts.passEnv); err != nil {
 		return err
 	}
+	if err := checkIsolation(a.stderr, opts.isolation); err != nil {
+		return err
+	}
 	noteClock(a, p)
-	rec := recorder.New(&recorder.Options{Harness: version, Environ: os.Environ(), PassEnv: opts.passEnv})
+	rec := recorder.New(&recorder.Options{Harness: version, Environ: os.Environ(), PassEnv: opts.passEnv, Isolation: opts.isolation})
 	defer rec.Close()
 	res, err := rec.Check(ctx, p, opts.fixture)
 	if err != nil {

@@ -160,7 +160,7 @@ func load(runsFile, server string) (*recorder.Profile, []*run, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := p.ExpandEnv(os.Getenv); err != nil {
+	if err := p.ExpandEnv(os.Getenv, nil); err != nil {
 		return nil, nil, err
 	}
 	toServer := map[string]string{} // the model's name -> the server's

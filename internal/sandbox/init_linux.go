@@ -1,0 +1,209 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// runInit is the sandbox's process 1. It reads the spec from the control
+// socket (fd 3), brings the loopback up, remounts /proc, opens the
+// listeners, installs the connect(2) notifier and passes their descriptors
+// back; then it starts the server, makes the caller's dials, and exits
+// with the server's status — at which the kernel kills whatever else is
+// left in the namespace.
+func runInit() int {
+	f := os.NewFile(3, "sandbox-ctl")
+	fc, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench sandbox: control socket: %v\n", err)
+		return 125
+	}
+	c := fc.(*net.UnixConn)
+	fail := func(format string, args ...any) int {
+		sendMsg(c, ctlMsg{Error: fmt.Sprintf(format, args...)})
+		return 125
+	}
+	// The caller signals the whole process group, which the server is in
+	// too: the init only waits for it.
+	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGQUIT)
+
+	m, err := recvMsg(c, maxCtlMsg)
+	if err != nil || m.Spec == nil {
+		return fail("reading the spec: %v", err)
+	}
+	spec := m.Spec
+	if err := loopbackUp(); err != nil {
+		return fail("bringing the loopback up: %v", err)
+	}
+	var notes []string
+	proc := false
+	// Mounts only once / is private: nothing may propagate out.
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		notes = append(notes, "no mounts of its own (making / private: "+err.Error()+"): the server sees the caller's processes, not their environment, and shares /dev/shm")
+	} else {
+		if err := mountProc(); err != nil {
+			notes = append(notes, "/proc not remounted ("+err.Error()+"): the server sees the caller's processes, not their environment")
+		} else {
+			proc = true
+		}
+		if err := mountShm(); err != nil {
+			notes = append(notes, "/dev/shm shared with the caller ("+err.Error()+")")
+		}
+	}
+	var fds []int
+	for _, a := range spec.Listen {
+		l, err := net.Listen("tcp", a)
+		if err != nil {
+			return fail("listening on %s: %v", a, err)
+		}
+		lf, err := l.(*net.TCPListener).File()
+		l.Close()
+		if err != nil {
+			return fail("listening on %s: %v", a, err)
+		}
+		fds = append(fds, int(lf.Fd()))
+		defer lf.Close()
+	}
+	seccomp := false
+	if nfd, err := installNotifier(); err != nil {
+		notes = append(notes, "connect(2) not journaled ("+err.Error()+"): refused attempts are still refused")
+	} else {
+		seccomp = true
+		fds = append(fds, nfd)
+		defer unix.Close(nfd)
+	}
+	if err := sendMsg(c, ctlMsg{Proc: proc, Seccomp: seccomp, Notes: notes}, fds...); err != nil {
+		return 125
+	}
+	if m, err := recvMsg(c, 64<<10); err != nil || !m.Ready {
+		return 125
+	}
+
+	cmd, err := startServer(spec)
+	if err != nil {
+		return fail("%v", err)
+	}
+	sendMsg(c, ctlMsg{Started: cmd.Process.Pid})
+	go serveDials(c)
+	err = cmd.Wait()
+	st := cmd.ProcessState
+	sendMsg(c, ctlMsg{Exit: st.String()})
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	if err != nil && st.ExitCode() < 0 {
+		return 125
+	}
+	return st.ExitCode()
+}
+
+// startServer starts the server on a thread whose ambient capabilities are
+// cleared (the init of a non-root caller holds two), so the server has
+// only what its user has in the namespace.
+func startServer(spec *Spec) (*exec.Cmd, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+	cmd := &exec.Cmd{Path: spec.Path, Args: spec.Args, Env: spec.Env, Dir: spec.Dir,
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	if len(cmd.Args) == 0 {
+		cmd.Args = []string{spec.Path}
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", spec.Path, err)
+	}
+	return cmd, nil
+}
+
+// serveDials connects to loopback addresses inside for the caller, one at
+// a time, and passes each connection back.
+func serveDials(c *net.UnixConn) {
+	for {
+		m, err := recvMsg(c, 64<<10)
+		if err != nil {
+			return
+		}
+		if m.Dial == "" {
+			continue
+		}
+		conn, err := dialInside(m.Dial)
+		if err != nil {
+			sendMsg(c, ctlMsg{Error: err.Error()})
+			continue
+		}
+		cf, err := conn.File()
+		conn.Close()
+		if err != nil {
+			sendMsg(c, ctlMsg{Error: err.Error()})
+			continue
+		}
+		sendMsg(c, ctlMsg{}, int(cf.Fd()))
+		cf.Close()
+	}
+}
+
+func dialInside(addr string) (*net.TCPConn, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, fmt.Errorf("%s is not a loopback address", addr)
+	}
+	conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return conn.(*net.TCPConn), nil
+}
+
+// loopbackUp sets IFF_UP on lo: a new network namespace has its loopback
+// down.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return err
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}
+
+// mountProc mounts a /proc of the new PID namespace over the old one, in
+// the sandbox's own mount namespace.
+func mountProc() error {
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		if errors.Is(err, unix.EPERM) {
+			return errors.New("the kernel refused a new proc mount here")
+		}
+		return err
+	}
+	return nil
+}
+
+// mountShm gives the sandbox a /dev/shm of its own: POSIX shared memory
+// and semaphores (libfaketime's, named by a pid that every sandbox has)
+// neither collide between sandboxes nor outlive this one.
+func mountShm() error {
+	if fi, err := os.Stat("/dev/shm"); err != nil || !fi.IsDir() {
+		return nil
+	}
+	return unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777")
+}

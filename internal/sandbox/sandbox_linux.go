@@ -1,0 +1,420 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// stageEnv names the variable that tells a re-executed binary which part
+// of the sandbox it is. Nothing else of the caller's environment reaches
+// the init.
+const stageEnv = "BENCH_SANDBOX_STAGE"
+
+func init() {
+	switch os.Getenv(stageEnv) {
+	case "init":
+		os.Exit(runInit())
+	case "probe":
+		os.Exit(0)
+	}
+}
+
+// Spec is what to run in the sandbox.
+type Spec struct {
+	Path string   // the program, an absolute path (resolved by the caller)
+	Args []string // argv, Args[0] included
+	Env  []string
+	Dir  string
+	// Listen are loopback addresses ("127.0.0.1:port") opened inside the
+	// sandbox before the server starts; Listeners returns them, in order,
+	// for the caller to serve.
+	Listen []string
+	// Attempt, when set, is called for each connect(2) of the server's
+	// processes to an address nothing in the sandbox listens on: the kernel
+	// refuses it, and the caller journals it. It is called from one
+	// goroutine, in the order of the attempts.
+	Attempt func(Attempt) `json:"-"`
+}
+
+// Attempt is a refused connection attempt.
+type Attempt struct {
+	Network string // tcp, tcp6, udp, udp6
+	Addr    string // host:port as dialled
+}
+
+// Isolation says what a sandbox had.
+type Isolation struct {
+	Namespaces bool // user, PID, network and mount namespaces
+	Proc       bool // /proc remounted for the new PID namespace
+	Seccomp    bool // connect(2) journaled through a seccomp notifier
+	Notes      []string
+}
+
+// Sandbox is one started sandbox: Command made it, Setup completes it
+// after the command started.
+type Sandbox struct {
+	spec   *Spec
+	ctl    *net.UnixConn // bench's end of the control socket
+	child  *os.File      // the init's end, passed as fd 3
+	iso    Isolation
+	lns    []net.Listener
+	notify *notifier
+
+	dialMu   sync.Mutex
+	replies  chan ctlMsg
+	reading  bool
+	readDone chan struct{}
+
+	mu     sync.Mutex
+	status string // the server's exit status, as the init saw it
+	closed bool
+}
+
+// ctlMsg is one message on the control socket, either way.
+type ctlMsg struct {
+	// bench -> init
+	Spec *Spec  `json:"spec,omitempty"`
+	Dial string `json:"dial,omitempty"`
+	// init -> bench
+	Ready   bool     `json:"ready,omitempty"`
+	Proc    bool     `json:"proc,omitempty"`
+	Seccomp bool     `json:"seccomp,omitempty"`
+	Notes   []string `json:"notes,omitempty"`
+	Started int      `json:"started,omitempty"`
+	Exit    string   `json:"exit,omitempty"`
+	Error   string   `json:"error,omitempty"`
+
+	fds []int
+}
+
+var (
+	probeOnce sync.Once
+	probeErr  error
+)
+
+// Available reports whether this process can start sandboxes: nil, or why
+// not. It starts one trivial sandbox the first time it is called.
+func Available() error {
+	probeOnce.Do(func() {
+		self, err := os.Executable()
+		if err != nil {
+			probeErr = fmt.Errorf("sandbox: cannot find this program to re-execute: %w", err)
+			return
+		}
+		cmd := exec.Command(self)
+		cmd.Args = []string{"bench-sandbox-probe"}
+		cmd.Env = []string{stageEnv + "=probe"}
+		cmd.SysProcAttr = sysProcAttr()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			probeErr = fmt.Errorf("sandbox: the kernel refused user, PID, network and mount namespaces: %v%s", err, trimOut(out))
+		}
+	})
+	return probeErr
+}
+
+func trimOut(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > 300 {
+		b = b[:300]
+	}
+	return ": " + string(b)
+}
+
+// sysProcAttr is how the init is cloned: in new namespaces, in a process
+// group of its own (the caller signals the group), killed if the caller
+// dies.
+func sysProcAttr() *syscall.SysProcAttr {
+	uid, gid := os.Getuid(), os.Getgid()
+	a := &syscall.SysProcAttr{
+		Setpgid:    true,
+		Pdeathsig:  syscall.SIGKILL,
+		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET | syscall.CLONE_NEWNS,
+	}
+	if uid == 0 {
+		// Root maps every id onto itself: files look exactly as outside,
+		// and only the capabilities are confined to the namespaces.
+		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
+		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
+		a.GidMappingsEnableSetgroups = true
+	} else {
+		// Anyone else keeps their own ids; the init gets the two
+		// capabilities it needs inside (loopback up, /proc) as ambient
+		// ones, and drops them before it starts the server.
+		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN}
+	}
+	return a
+}
+
+// Command returns the command that starts the sandbox's init, for the
+// caller to give its standard streams (the server inherits them) and
+// start; then Setup.
+func Command(spec *Spec) (*exec.Cmd, *Sandbox, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, nil, fmt.Errorf("sandbox: %w", err)
+	}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sandbox: control socket: %w", err)
+	}
+	mine := os.NewFile(uintptr(fds[0]), "sandbox-ctl")
+	fc, err := net.FileConn(mine)
+	mine.Close()
+	if err != nil {
+		unix.Close(fds[1])
+		return nil, nil, fmt.Errorf("sandbox: control socket: %w", err)
+	}
+	s := &Sandbox{spec: spec, ctl: fc.(*net.UnixConn), child: os.NewFile(uintptr(fds[1]), "sandbox-ctl-child"), replies: make(chan ctlMsg, 1), readDone: make(chan struct{})}
+	cmd := exec.Command(self)
+	cmd.Args = []string{"bench-sandbox-init"}
+	cmd.Env = []string{stageEnv + "=init"}
+	cmd.ExtraFiles = []*os.File{s.child}
+	cmd.SysProcAttr = sysProcAttr()
+	return cmd, s, nil
+}
+
+// Setup sends the spec to the started init and waits, up to timeout, until
+// the server runs: the listeners are open and connect(2) is watched.
+func (s *Sandbox) Setup(timeout time.Duration) error {
+	s.child.Close() // the init holds its copy
+	s.ctl.SetDeadline(time.Now().Add(timeout))
+	if err := s.send(ctlMsg{Spec: s.spec}); err != nil {
+		return fmt.Errorf("sandbox: sending the server's spec: %w", err)
+	}
+	m, err := s.recv()
+	if err != nil {
+		return fmt.Errorf("sandbox: the init did not answer: %w", err)
+	}
+	if m.Error != "" {
+		closeFDs(m.fds)
+		return fmt.Errorf("sandbox: %s", m.Error)
+	}
+	want := len(s.spec.Listen)
+	if m.Seccomp {
+		want++
+	}
+	if len(m.fds) != want {
+		closeFDs(m.fds)
+		return fmt.Errorf("sandbox: the init passed %d descriptors, want %d", len(m.fds), want)
+	}
+	for i, fd := range m.fds[:len(s.spec.Listen)] {
+		f := os.NewFile(uintptr(fd), "sandbox-listener")
+		ln, err := net.FileListener(f)
+		f.Close()
+		if err != nil {
+			closeFDs(m.fds[i+1:])
+			return fmt.Errorf("sandbox: listener %s: %w", s.spec.Listen[i], err)
+		}
+		s.lns = append(s.lns, ln)
+	}
+	s.iso = Isolation{Namespaces: true, Proc: m.Proc, Seccomp: m.Seccomp, Notes: m.Notes}
+	if m.Seccomp {
+		s.notify = watch(m.fds[len(m.fds)-1], s.spec)
+	}
+	// The init starts the server once it has our descriptors.
+	if err := s.send(ctlMsg{Ready: true}); err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	m, err = s.recv()
+	if err != nil {
+		return fmt.Errorf("sandbox: the init did not start the server: %w", err)
+	}
+	if m.Error != "" {
+		return errors.New(m.Error)
+	}
+	s.ctl.SetDeadline(time.Time{})
+	s.reading = true
+	go s.read()
+	return nil
+}
+
+// read takes the init's messages after start-up: dial replies and, last,
+// the server's exit status.
+func (s *Sandbox) read() {
+	defer close(s.readDone)
+	for {
+		m, err := s.recv()
+		if err != nil {
+			close(s.replies)
+			return
+		}
+		if m.Exit != "" {
+			s.mu.Lock()
+			s.status = m.Exit
+			s.mu.Unlock()
+			continue
+		}
+		s.replies <- m
+	}
+}
+
+// Listeners are the sockets opened inside for Spec.Listen, in its order.
+func (s *Sandbox) Listeners() []net.Listener { return s.lns }
+
+// Isolation says what this sandbox has.
+func (s *Sandbox) Isolation() Isolation { return s.iso }
+
+// ExitStatus is how the server exited, as its init saw it ("exit status
+// 1", "signal: killed"), or "" when the init did not say (it was killed).
+// Call it after the init was reaped: it waits until the init's last
+// message has been read.
+func (s *Sandbox) ExitStatus() string {
+	if s.reading {
+		<-s.readDone
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.status
+}
+
+// Dial connects to addr inside the sandbox (a server listening on its own
+// loopback). Dials are made by the init, one at a time.
+func (s *Sandbox) Dial(ctx context.Context, addr string) (net.Conn, error) {
+	s.dialMu.Lock()
+	defer s.dialMu.Unlock()
+	if err := s.send(ctlMsg{Dial: addr}); err != nil {
+		return nil, fmt.Errorf("dial %s in the sandbox: %w", addr, err)
+	}
+	var m ctlMsg
+	var ok bool
+	select {
+	case m, ok = <-s.replies:
+	case <-ctx.Done():
+		// The reply still comes: take it, so the next dial reads its own.
+		go func() {
+			if m, ok := <-s.replies; ok {
+				closeFDs(m.fds)
+			}
+		}()
+		return nil, ctx.Err()
+	}
+	if !ok {
+		return nil, fmt.Errorf("dial %s in the sandbox: the sandbox is gone", addr)
+	}
+	if m.Error != "" {
+		closeFDs(m.fds)
+		return nil, fmt.Errorf("dial %s in the sandbox: %s", addr, m.Error)
+	}
+	if len(m.fds) != 1 {
+		closeFDs(m.fds)
+		return nil, fmt.Errorf("dial %s in the sandbox: no connection passed", addr)
+	}
+	f := os.NewFile(uintptr(m.fds[0]), "sandbox-conn")
+	defer f.Close()
+	return net.FileConn(f)
+}
+
+// Close releases the sandbox's descriptors after its init was reaped.
+func (s *Sandbox) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.child.Close()
+	s.ctl.Close()
+	for _, l := range s.lns {
+		l.Close()
+	}
+	if s.notify != nil {
+		s.notify.close()
+	}
+}
+
+const maxCtlMsg = 1 << 20
+
+func (s *Sandbox) send(m ctlMsg) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	if len(b) > maxCtlMsg {
+		return fmt.Errorf("control message of %d bytes is over %d", len(b), maxCtlMsg)
+	}
+	_, _, err = s.ctl.WriteMsgUnix(b, nil, nil)
+	return err
+}
+
+func (s *Sandbox) recv() (ctlMsg, error) {
+	return recvMsg(s.ctl, 64<<10)
+}
+
+// recvMsg reads one message of at most size bytes, with the descriptors
+// passed along.
+func recvMsg(c *net.UnixConn, size int) (ctlMsg, error) {
+	buf := make([]byte, size)
+	oob := make([]byte, unix.CmsgSpace(16*4))
+	n, oobn, flags, _, err := c.ReadMsgUnix(buf, oob)
+	if err != nil {
+		return ctlMsg{}, err
+	}
+	var m ctlMsg
+	if oobn > 0 {
+		cms, err := unix.ParseSocketControlMessage(oob[:oobn])
+		if err != nil {
+			return ctlMsg{}, err
+		}
+		for i := range cms {
+			fds, err := unix.ParseUnixRights(&cms[i])
+			if err == nil {
+				m.fds = append(m.fds, fds...)
+			}
+		}
+	}
+	if flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 {
+		closeFDs(m.fds)
+		return ctlMsg{}, errors.New("control message truncated")
+	}
+	if n == 0 {
+		closeFDs(m.fds)
+		return ctlMsg{}, errors.New("control socket closed")
+	}
+	if err := json.Unmarshal(buf[:n], &m); err != nil {
+		closeFDs(m.fds)
+		return ctlMsg{}, fmt.Errorf("control message: %w", err)
+	}
+	return m, nil
+}
+
+func sendMsg(c *net.UnixConn, m ctlMsg, fds ...int) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	var oob []byte
+	if len(fds) > 0 {
+		oob = unix.UnixRights(fds...)
+	}
+	_, _, err = c.WriteMsgUnix(b, oob, nil)
+	return err
+}
+
+func closeFDs(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+}
+
+// SetNonDumpable makes this process non-dumpable: its /proc entries
+// (environ, mem, fd) are then owned by root and readable only with
+// CAP_SYS_PTRACE in its user namespace, which a sandboxed server has not —
+// and a server outside a sandbox running as another user has not either.
+func SetNonDumpable() error {
+	return unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+}

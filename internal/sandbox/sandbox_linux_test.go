@@ -1,0 +1,248 @@
+package sandbox
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func python(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	return p
+}
+
+func needSandbox(t *testing.T) {
+	t.Helper()
+	if err := Available(); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+}
+
+// started is a sandbox whose server runs.
+type started struct {
+	cmd    *exec.Cmd
+	sb     *Sandbox
+	stdout *bufio.Reader
+	done   chan struct{}
+
+	mu       sync.Mutex
+	attempts []string
+}
+
+func start(t *testing.T, listen []string, args ...string) *started {
+	t.Helper()
+	st := &started{done: make(chan struct{})}
+	spec := &Spec{Path: python(t), Args: append([]string{"python3", "testdata/hostile.py"}, args...),
+		Env: []string{"PATH=/usr/bin:/bin"}, Dir: ".", Listen: listen,
+		Attempt: func(a Attempt) {
+			st.mu.Lock()
+			st.attempts = append(st.attempts, a.Addr)
+			st.mu.Unlock()
+		}}
+	cmd, sb, err := Command(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	st.cmd, st.sb, st.stdout = cmd, sb, bufio.NewReader(out)
+	if err := sb.Setup(10 * time.Second); err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-st.done
+		sb.Close()
+	})
+	go func() { defer close(st.done); cmd.Wait() }()
+	return st
+}
+
+func (st *started) line(t *testing.T) string {
+	t.Helper()
+	l, err := st.stdout.ReadString('\n')
+	if err != nil {
+		t.Fatalf("server output: %v (%q)", err, l)
+	}
+	return strings.TrimSpace(l)
+}
+
+// listenHost opens a loopback listener outside any sandbox that answers
+// every request with body.
+func listenHost(t *testing.T, body string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, body) })}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	return l.Addr().String()
+}
+
+// TestEgress: a server in the sandbox reaches the addresses it was given
+// (served by the caller on the listeners passed out) and nothing else: not
+// another loopback port of the machine (another run's fake), not an
+// outside address. Each refused attempt is reported, in order.
+func TestEgress(t *testing.T) {
+	needSandbox(t)
+	fake := listenHost(t, "host side of the fake: must not be reached directly")
+	other := listenHost(t, "another run's fake")
+	outside := "192.0.2.1:443" // TEST-NET-1: never routed
+	st := start(t, []string{fake}, "egress", fake, other, outside, "[::1]:22")
+	// The listener was open before the server started: its first connect
+	// waits in the backlog until this serves it.
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "fake") })}
+	go srv.Serve(st.sb.Listeners()[0])
+	t.Cleanup(func() { srv.Close() })
+	var got map[string]string
+	if err := json.Unmarshal([]byte(st.line(t)), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got[fake] != "ok fake" {
+		t.Errorf("the fake's address: %q, want the sandbox's listener to answer", got[fake])
+	}
+	for _, a := range []string{other, outside, "[::1]:22"} {
+		if !strings.HasPrefix(got[a], "error ") {
+			t.Errorf("%s reached from the sandbox: %q", a, got[a])
+		}
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	want := []string{other, outside, "[::1]:22"}
+	if !slices.Equal(st.attempts, want) {
+		t.Errorf("journaled attempts %q, want %q", st.attempts, want)
+	}
+	if iso := st.sb.Isolation(); !iso.Namespaces || !iso.Seccomp {
+		t.Errorf("isolation %+v", iso)
+	}
+}
+
+// TestSetsidContained: a grandchild that left the server's session and
+// process group dies with the server's init, and is gone once the init has
+// been reaped.
+func TestSetsidContained(t *testing.T) {
+	needSandbox(t)
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	st := start(t, nil, "setsid", pidfile)
+	if got := st.line(t); got != "started" {
+		t.Fatalf("server said %q", got)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(pidfile); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the grandchild did not start")
+		}
+	}
+	if n := running(pidfile); n < 2 {
+		t.Fatalf("%d processes hold %s in their argv, want the server and its grandchild", n, pidfile)
+	}
+	// What process.stop does last: SIGKILL the group, which the grandchild
+	// has left.
+	syscall.Kill(-st.cmd.Process.Pid, syscall.SIGKILL)
+	<-st.done
+	if n := running(pidfile); n != 0 {
+		t.Errorf("%d processes outlived the sandbox", n)
+	}
+}
+
+// running counts the live processes whose argv holds marker.
+func running(marker string) int {
+	ents, _ := os.ReadDir("/proc")
+	n := 0
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || !strings.Contains(string(b), marker) {
+			continue
+		}
+		st, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if i := strings.LastIndexByte(string(st), ')'); i > 0 && len(st) > i+2 && st[i+2] != 'Z' {
+			n++
+		}
+	}
+	return n
+}
+
+// TestNoSecrets: a server looking for the caller's secret everywhere it
+// can (its environment, its parent's /proc/PID/environ, every other
+// /proc/*/environ and cmdline) finds none in the sandbox; the same server
+// started plainly by the same caller finds it, so the test can fail.
+func TestNoSecrets(t *testing.T) {
+	needSandbox(t)
+	py := python(t)
+	for _, mode := range []string{"sandbox", "plain"} {
+		// A caller with the secret in its initial environment, as bench
+		// has its API keys: os.Setenv would not put it in /proc/self/environ.
+		cmd := exec.Command(os.Args[0], "-test.run=^TestSecretCaller$")
+		cmd.Env = append(os.Environ(), "BENCH_SANDBOX_TEST_CALLER="+mode, "BENCH_SANDBOX_TEST_KEY=sk-bench-secret-"+strconv.Itoa(os.Getpid()))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s caller: %v\n%s", mode, err, out)
+		}
+		got := ""
+		for _, l := range strings.Split(string(out), "\n") {
+			if r, ok := strings.CutPrefix(l, "FOUND "); ok {
+				got = r
+			}
+		}
+		switch {
+		case mode == "sandbox" && got != "[]":
+			t.Errorf("in the sandbox the server found the caller's secret at %s", got)
+		case mode == "plain" && !strings.Contains(got, "/proc/"):
+			t.Errorf("started plainly, the server found the secret at %q, want the caller's /proc/PID/environ (is the test blind?)", got)
+		}
+	}
+	_ = py
+}
+
+// TestSecretCaller is TestNoSecrets' caller, run as a process of its own.
+func TestSecretCaller(t *testing.T) {
+	mode := os.Getenv("BENCH_SANDBOX_TEST_CALLER")
+	if mode == "" {
+		t.Skip("run by TestNoSecrets")
+	}
+	if mode == "plain" {
+		out, err := exec.Command(python(t), "testdata/hostile.py", "secrets", "sk-bench-secret-").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Printf("FOUND %s", out)
+		return
+	}
+	if err := SetNonDumpable(); err != nil {
+		t.Fatal(err)
+	}
+	st := start(t, nil, "secrets", "sk-bench-secret-")
+	fmt.Printf("FOUND %s\n", st.line(t))
+}
