@@ -89,7 +89,11 @@ func startProcess(argv []string, dir string, env []string, stderrLimit int, grac
 	}
 	cmd.Stdout = pw
 	p.stdout = pr
-	err = cmd.Start()
+	if sb != nil {
+		err = sb.Start(cmd)
+	} else {
+		err = cmd.Start()
+	}
 	pw.Close()
 	if err != nil {
 		pr.Close()

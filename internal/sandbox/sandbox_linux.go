@@ -161,7 +161,7 @@ func sysProcAttr() *syscall.SysProcAttr {
 
 // Command returns the command that starts the sandbox's init, for the
 // caller to give its standard streams (the server inherits them) and
-// start; then Setup.
+// start with Sandbox.Start; then Setup.
 func Command(spec *Spec) (*exec.Cmd, *Sandbox, error) {
 	self, err := os.Executable()
 	if err != nil {
@@ -185,6 +185,30 @@ func Command(spec *Spec) (*exec.Cmd, *Sandbox, error) {
 	cmd.ExtraFiles = []*os.File{s.child}
 	cmd.SysProcAttr = sysProcAttr()
 	return cmd, s, nil
+}
+
+// startMu serialises the starts that make this process dumpable for a
+// moment (see Start).
+var startMu sync.Mutex
+
+// Start starts cmd, the command Command returned. A caller that is not
+// root and made itself non-dumpable is dumpable again for the length of
+// the start: the kernel lets it write the new user namespace's id maps
+// (/proc/PID/uid_map of a child that inherited non-dumpability is root's)
+// only then. Root maps ids with CAP_SETUID and stays non-dumpable.
+func (s *Sandbox) Start(cmd *exec.Cmd) error {
+	if os.Geteuid() == 0 {
+		return cmd.Start()
+	}
+	startMu.Lock()
+	defer startMu.Unlock()
+	d, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0)
+	if err != nil || d != 0 {
+		return cmd.Start()
+	}
+	unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0)
+	defer unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	return cmd.Start()
 }
 
 // Setup sends the spec to the started init and waits, up to timeout, until

@@ -65,7 +65,7 @@ func start(t *testing.T, listen []string, args ...string) *started {
 		t.Fatal(err)
 	}
 	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
+	if err := sb.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	st.cmd, st.sb, st.stdout = cmd, sb, bufio.NewReader(out)

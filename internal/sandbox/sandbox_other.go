@@ -44,6 +44,7 @@ func Available() error { return errUnsupported }
 // Command fails: there is no sandbox here.
 func Command(*Spec) (*exec.Cmd, *Sandbox, error) { return nil, nil, errUnsupported }
 
+func (*Sandbox) Start(*exec.Cmd) error                          { return errUnsupported }
 func (*Sandbox) Setup(time.Duration) error                      { return errUnsupported }
 func (*Sandbox) Listeners() []net.Listener                      { return nil }
 func (*Sandbox) Isolation() Isolation                           { return Isolation{} }
