@@ -77,6 +77,10 @@ func startProcess(argv []string, dir string, env []string, stderrLimit int, grac
 	}
 	p := &process{cmd: cmd, stderr: newTail(stderrLimit), done: make(chan struct{}), grace: grace, sb: sb}
 	cmd.Stderr = p.stderr
+	// A descendant that left the group (setsid) and kept the server's
+	// stderr open would hold Wait, and so bench, for ever: once the
+	// leader has exited, stop copying after this long.
+	cmd.WaitDelay = 2 * time.Second
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, err

@@ -46,7 +46,7 @@ def probe():
     for pid in [p for p in os.listdir("/proc") if p.isdigit() and p != str(os.getpid())]:
         try:
             with open("/proc/%s/environ" % pid, "rb") as f:
-                if b"sk-escape-" in f.read():
+                if b"sk-escape-" in f.read():  # the caller's key (OPENAI_API_KEY)
                     found.append(pid)
         except OSError:
             pass
@@ -58,6 +58,19 @@ def reply(id, result):
     sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": id, "result": result}) + "\n")
     sys.stdout.flush()
 
+
+if os.environ.get("ESCAPE_MARK"):
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            import time
+            while True:
+                time.sleep(1000)
+        os._exit(0)
+    os.wait()
+if os.environ.get("ESCAPE_AT_START") == "1":
+    sys.stderr.write("probe: " + json.dumps(probe(), sort_keys=True) + "\n")
+    sys.stderr.flush()
 
 for line in sys.stdin:
     m = json.loads(line)
