@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -338,6 +340,23 @@ func parseMCPServers(file string, data []byte, name string) (*Profile, error) {
 	return p, nil
 }
 
+// checkName refuses a server name that is not one line of printable text:
+// it names the server's runs and reports, and the store keys runs by it.
+func checkName(name string) error {
+	if len(name) > 200 {
+		return fmt.Errorf("%d bytes, over 200", len(name))
+	}
+	if !utf8.ValidString(name) {
+		return errors.New("not UTF-8")
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+			return fmt.Errorf("character %U not allowed (a control or bidi character)", r)
+		}
+	}
+	return nil
+}
+
 // fill checks the profile and fills its defaults.
 func (p *Profile) fill() error {
 	var errs []error
@@ -346,6 +365,8 @@ func (p *Profile) fill() error {
 	}
 	if p.Name == "" {
 		errs = append(errs, errors.New("name: required"))
+	} else if err := checkName(p.Name); err != nil {
+		errs = append(errs, fmt.Errorf("name: %w", err))
 	}
 	if p.Transport == "" {
 		p.Transport = TransportStdio

@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,5 +109,22 @@ func TestVarsExpand(t *testing.T) {
 	want := "http://127.0.0.1:1 http://127.0.0.1:2 /tmp/ca.pem http://t 9 1 {other}"
 	if got != want {
 		t.Errorf("Expand = %q, want %q", got, want)
+	}
+}
+
+// TestProfileNameIsOneLine: a server name with a control or bidi
+// character (a NUL would split the store's keys; a newline would start a
+// line of a report) is refused, naming the field. (Raw control bytes and
+// bytes that are not UTF-8 the YAML parser refuses itself.)
+func TestProfileNameIsOneLine(t *testing.T) {
+	for _, name := range []string{"a\x00b", "a\nb", "x\x1b[2J", "evil\u202etxt", "a\u009bb"} {
+		q, _ := json.Marshal(name)
+		_, err := ParseProfile("p.yaml", []byte("name: "+string(q)+"\ncommand: [x]\n"), "")
+		if err == nil || !strings.Contains(err.Error(), "name: character") {
+			t.Errorf("name %q: error %v", name, err)
+		}
+	}
+	if _, err := ParseProfile("p.yaml", []byte("name: central-mcp (dev) é\ncommand: [x]\n"), ""); err != nil {
+		t.Errorf("a plain name: %v", err)
 	}
 }
