@@ -62,6 +62,7 @@ type Replayed struct {
 	RecordedError bool
 	Misses        []scoring.Miss
 	Manifest      traces.Manifest // the replay's
+	Isolation     string          // how the replay's server was confined (scoring.Isolation)
 	// Current is the replay's metrics; Recorded the recorded run's, with
 	// ScoreRecorded.
 	Current, Recorded *scoring.RunMetrics
@@ -190,7 +191,7 @@ func (r *Replay) Run(ctx context.Context) (*ReplayResult, error) {
 			if out.Recorded != nil {
 				res.RecordedPooled.Add(out.Recorded)
 			}
-			res.Meta.Add(&out.Manifest)
+			res.Meta.Add(&out.Manifest, out.Isolation)
 			if r.Progress != nil {
 				r.Progress(out)
 			}
@@ -286,7 +287,7 @@ func (r *Replay) finish(it item, rr *replayedRun) (*Replayed, error) {
 	man := rr.recorded.Manifest
 	out := &Replayed{Ref: rr.ref, Index: it.index, Outcome: stored.Manifest.Outcome,
 		StartFailed: stored.FirstError() == traces.ErrorStart, Manifest: stored.Manifest,
-		RecordedError: man.Outcome == traces.OutcomeError}
+		RecordedError: man.Outcome == traces.OutcomeError, Isolation: scoring.Isolation(stored)}
 	for _, m := range rr.misses {
 		out.Misses = append(out.Misses, scoring.Miss{Scenario: man.Scenario.ID, Server: r.Profile.Name,
 			RunIndex: man.RunIndex, Turn: m.Turn, Explanation: m.Explain()})

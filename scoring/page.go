@@ -79,9 +79,9 @@ func WriteResultsPage(w io.Writer, r *Report, version, svgName, jsonName string)
 				"> scenario achievable on a server; its scores are not a model's.\n\n")
 		}
 	}
-	b.WriteString("## What was run\n\n| server | repository | SHA |\n|---|---|---|\n")
+	b.WriteString("## What was run\n\n| server | repository | SHA | isolation |\n|---|---|---|---|\n")
 	for _, s := range r.Meta.Servers {
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", md(s.Name), md(orNone(s.Repo)), escape.CodeSpan(orNone(s.SHA)))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", md(s.Name), md(orNone(s.Repo)), escape.CodeSpan(orNone(s.SHA)), md(orNone(s.Isolation)))
 	}
 	b.WriteString("\n| model | provider | temperature | top_p | max tokens | seeds |\n|---|---|---|---|---|---|\n")
 	for _, m := range r.Meta.Models {

@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -160,6 +161,9 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	}
 	if r.Meta.Harness != "" {
 		fmt.Fprintf(&b, " · harness %s", md(r.Meta.Harness))
+	}
+	if iso := isolations(r.Meta.Servers); iso != "" {
+		fmt.Fprintf(&b, " · isolation %s", md(iso))
 	}
 	b.WriteString("</sub>\n")
 	_, err := io.WriteString(w, b.String())
@@ -414,4 +418,16 @@ func WriteJUnit(w io.Writer, r *Report) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// isolations names how the report's servers were confined, each way once.
+func isolations(servers []ServerMeta) string {
+	var out []string
+	for _, s := range servers {
+		if s.Isolation != "" && !slices.Contains(out, s.Isolation) {
+			out = append(out, s.Isolation)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
 }

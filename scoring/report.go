@@ -43,11 +43,15 @@ type Meta struct {
 	Tokenizer string        `json:"tokenizer,omitempty"`
 }
 
-// ServerMeta is a compared server pinned by SHA.
+// ServerMeta is a compared server pinned by SHA, and how its runs were
+// confined: "kernel" (bench's sandbox) or "proxy" (the proxy variables
+// only), from each run's initialize event. A server whose runs had both
+// is listed once for each.
 type ServerMeta struct {
-	Name string `json:"name"`
-	Repo string `json:"repo,omitempty"`
-	SHA  string `json:"sha,omitempty"`
+	Name      string `json:"name"`
+	Repo      string `json:"repo,omitempty"`
+	SHA       string `json:"sha,omitempty"`
+	Isolation string `json:"isolation,omitempty"`
 }
 
 // ModelMeta is a model with its sampling parameters and the seeds used.
@@ -83,7 +87,7 @@ type Miss struct {
 func MetaFromRuns(runs []*traces.Run) Meta {
 	var b MetaBuilder
 	for _, r := range runs {
-		b.Add(&r.Manifest)
+		b.Add(&r.Manifest, Isolation(r))
 	}
 	return b.Meta()
 }
@@ -97,8 +101,20 @@ type MetaBuilder struct {
 	harness map[string]bool
 }
 
-// Add records what mf says produced its run.
-func (b *MetaBuilder) Add(mf *traces.Manifest) {
+// Isolation is how run's server was confined, from its initialize event
+// ("" when bench did not start it, or the run predates the field).
+func Isolation(run *traces.Run) string {
+	for i := range run.Events {
+		if in := run.Events[i].Initialize; in != nil {
+			return in.Isolation
+		}
+	}
+	return ""
+}
+
+// Add records what mf says produced its run, and the isolation the run
+// had (Isolation).
+func (b *MetaBuilder) Add(mf *traces.Manifest, isolation string) {
 	if mf.Harness != "" {
 		if b.harness == nil {
 			b.harness = map[string]bool{}
@@ -106,7 +122,7 @@ func (b *MetaBuilder) Add(mf *traces.Manifest) {
 		b.harness[mf.Harness] = true
 	}
 	m := &b.m
-	s := ServerMeta{Name: mf.Server.Name, Repo: mf.Server.Repo, SHA: mf.Server.SHA}
+	s := ServerMeta{Name: mf.Server.Name, Repo: mf.Server.Repo, SHA: mf.Server.SHA, Isolation: isolation}
 	if !slices.Contains(m.Servers, s) {
 		m.Servers = append(m.Servers, s)
 	}
@@ -136,7 +152,7 @@ func (b *MetaBuilder) Meta() Meta {
 		Models:   slices.Clone(b.m.Models),
 	}
 	slices.SortFunc(m.Servers, func(a, b ServerMeta) int {
-		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Repo, b.Repo), cmp.Compare(a.SHA, b.SHA))
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Repo, b.Repo), cmp.Compare(a.SHA, b.SHA), cmp.Compare(a.Isolation, b.Isolation))
 	})
 	slices.SortFunc(m.Fixtures, func(a, b FixtureMeta) int { return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Hash, b.Hash)) })
 	slices.SortFunc(m.Models, func(a, b ModelMeta) int {

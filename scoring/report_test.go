@@ -357,7 +357,7 @@ func TestMetaBuilder(t *testing.T) {
 	runs[5].Manifest.Model.Seed = 7
 	var b MetaBuilder
 	for i, r := range runs {
-		b.Add(&r.Manifest)
+		b.Add(&r.Manifest, Isolation(r))
 		if i == 2 {
 			b.Meta() // a look half-way changes nothing
 		}

@@ -142,7 +142,7 @@ func runReport(_ context.Context, a *app, opts *reportOptions) error {
 			tokenizer = m.Tokenizer
 		}
 		scored++
-		meta.Add(&run.Manifest)
+		meta.Add(&run.Manifest, scoring.Isolation(run))
 		agg.Add(m)
 	}
 	switch {
