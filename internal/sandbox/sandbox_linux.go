@@ -75,6 +75,8 @@ type Sandbox struct {
 	reading  bool
 	readDone chan struct{}
 
+	initPid int // the init's pid, outside
+
 	mu     sync.Mutex
 	status string // the server's exit status, as the init saw it
 	closed bool
@@ -197,6 +199,14 @@ var startMu sync.Mutex
 // (/proc/PID/uid_map of a child that inherited non-dumpability is root's)
 // only then. Root maps ids with CAP_SETUID and stays non-dumpable.
 func (s *Sandbox) Start(cmd *exec.Cmd) error {
+	if err := s.start(cmd); err != nil {
+		return err
+	}
+	s.initPid = cmd.Process.Pid
+	return nil
+}
+
+func (s *Sandbox) start(cmd *exec.Cmd) error {
 	if os.Geteuid() == 0 {
 		return cmd.Start()
 	}
@@ -247,7 +257,7 @@ func (s *Sandbox) Setup(timeout time.Duration) error {
 	}
 	s.iso = Isolation{Namespaces: true, Proc: m.Proc, Seccomp: m.Seccomp, Notes: m.Notes}
 	if m.Seccomp {
-		s.notify = watch(m.fds[len(m.fds)-1], s.spec)
+		s.notify = watch(m.fds[len(m.fds)-1], s.spec, s.initPid)
 	}
 	// The init starts the server once it has our descriptors.
 	if err := s.send(ctlMsg{Ready: true}); err != nil {

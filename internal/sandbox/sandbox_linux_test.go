@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -38,6 +39,7 @@ func needSandbox(t *testing.T) {
 // started is a sandbox whose server runs.
 type started struct {
 	cmd    *exec.Cmd
+	stdin  io.WriteCloser
 	sb     *Sandbox
 	stdout *bufio.Reader
 	done   chan struct{}
@@ -62,6 +64,9 @@ func start(t *testing.T, listen []string, args ...string) *started {
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
+		t.Fatal(err)
+	}
+	if st.stdin, err = cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
 	}
 	cmd.Stderr = os.Stderr
@@ -141,6 +146,37 @@ func TestEgress(t *testing.T) {
 	}
 	if iso := st.sb.Isolation(); !iso.Namespaces || !iso.Seccomp {
 		t.Errorf("isolation %+v", iso)
+	}
+}
+
+// TestDialIsNotEgress: the caller's dials into the sandbox (made by the
+// init, to a server's own port) are not the server's attempts: one before
+// the server listens is refused, and journaled as nothing.
+func TestDialIsNotEgress(t *testing.T) {
+	needSandbox(t)
+	addr := listenHost(t, "a port of the machine, taken for its number")
+	_, port, _ := net.SplitHostPort(addr)
+	st := start(t, nil, "listen", port)
+	if _, err := st.sb.Dial(context.Background(), addr); err == nil {
+		t.Fatal("dialled the server before it listens")
+	}
+	io.WriteString(st.stdin, "go\n")
+	if got := st.line(t); got != "listening" {
+		t.Fatalf("server said %q", got)
+	}
+	c, err := st.sb.Dial(context.Background(), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(c)
+	c.Close()
+	if string(b) != "hello" {
+		t.Errorf("the server inside answered %q (the machine's port has the same number)", b)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if len(st.attempts) > 0 {
+		t.Errorf("the caller's dials journaled as the server's attempts: %q", st.attempts)
 	}
 }
 

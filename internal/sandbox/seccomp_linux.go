@@ -95,8 +95,10 @@ type notifier struct {
 
 // watch answers every connect(2) of the sandbox: each is let through
 // unchanged (the network namespace decides), and those to an address
-// nothing in the sandbox listens on are reported to spec.Attempt first.
-func watch(fd int, spec *Spec) *notifier {
+// nothing in the sandbox listens on are reported to spec.Attempt first —
+// but not the init's (process initPid outside): it dials the server's
+// own port for the caller, which polls it until the server listens.
+func watch(fd int, spec *Spec, initPid int) *notifier {
 	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
 	if err != nil {
 		wake = -1
@@ -139,7 +141,7 @@ func watch(fd int, spec *Spec) *notifier {
 			if ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&req.ID)) != nil {
 				continue // gone: what we read may belong to another process
 			}
-			if journal && spec.Attempt != nil {
+			if journal && spec.Attempt != nil && tgid(int(req.Pid)) != initPid {
 				spec.Attempt(a)
 			}
 			resp := seccompNotifResp{ID: req.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
@@ -242,4 +244,19 @@ func listening(pid, port int) bool {
 		f.Close()
 	}
 	return false
+}
+
+// tgid is the process (thread group) of thread tid, or 0.
+func tgid(tid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", tid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "Tgid:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n
+		}
+	}
+	return 0
 }

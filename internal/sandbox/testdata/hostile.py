@@ -5,6 +5,9 @@
                                   object {addr: "ok <reply>" | "error <why>"}
     hostile.py setsid PIDFILE     start a grandchild in a session of its own
                                   (setsid), write its pid, then wait forever
+    hostile.py listen PORT        wait for a line on stdin, then listen on
+                                  127.0.0.1:PORT, say "listening", and answer
+                                  every connection with "hello"
     hostile.py secrets MARKER     look for MARKER (a secret's prefix) in the
                                   environment, /proc/<parent>/environ and
                                   every other readable /proc/*/environ and
@@ -71,6 +74,19 @@ def secrets(marker):
     print(json.dumps(sorted(set(found))), flush=True)
 
 
+def listen(port):
+    sys.stdin.readline()
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("127.0.0.1", int(port)))
+    srv.listen(8)
+    print("listening", flush=True)
+    while True:
+        c, _ = srv.accept()
+        c.sendall(b"hello")
+        c.close()
+
+
 if __name__ == "__main__":
     mode, args = sys.argv[1], sys.argv[2:]
-    {"egress": egress, "setsid": lambda a: setsid(a[0]), "secrets": lambda a: secrets(a[0])}[mode](args)
+    {"egress": egress, "setsid": lambda a: setsid(a[0]), "listen": lambda a: listen(a[0]), "secrets": lambda a: secrets(a[0])}[mode](args)
