@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"gopkg.in/yaml.v3"
 
@@ -31,6 +32,16 @@ type hostileSetup struct {
 	bench, dir, store, scenarios, config string
 	profile, named                       string // profile files
 	ref, namedRef                        string // their runs' refs
+}
+
+// printable is s without what a profile's name may not hold.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(s, ""))
 }
 
 // asServerSees is s as bench reads it from the server's JSON: each byte
@@ -73,7 +84,10 @@ func newHostileSetup(t *testing.T) *hostileSetup {
 	}
 	h.profile, h.named = filepath.Join(h.dir, "hostile.yaml"), filepath.Join(h.dir, "named.yaml")
 	writeYAML(h.profile, profile("hostile"))
-	writeYAML(h.named, profile(strings.ReplaceAll(strings.ToValidUTF8(escapetest.All, ""), "\x00", "")))
+	// A profile's name is one line of printable text (bench refuses the
+	// rest, TestHostileProfileNameRefused): the named profile has every
+	// hostile string but its control and bidi characters.
+	writeYAML(h.named, profile(printable(escapetest.All)))
 	writeYAML(filepath.Join(h.scenarios, "hostile-wlan-001.yaml"), map[string]any{
 		"format": 1, "id": "hostile-wlan-001", "suite": "wlan-change", "category": "core", "tags": []string{"read"},
 		"intent": "What security does the Corp-Net WLAN use?", "platform": "central", "fixture": "site-a", "write_gate": "read",
@@ -192,8 +206,8 @@ func TestHostileServerOutputKeepsItsStructure(t *testing.T) {
 			}
 		}
 		// One line per tool: the header, the tools; no line a server forged.
-		if got := strings.Count(string(res.Stdout), "\n"); got != 6+2 {
-			t.Errorf("servers check printed %d lines, want 8:\n%s", got, res.Stdout)
+		if got := strings.Count(string(res.Stdout), "\n"); got != 7+2 {
+			t.Errorf("servers check printed %d lines, want 9:\n%s", got, res.Stdout)
 		}
 	})
 	t.Run("traces show", func(t *testing.T) {

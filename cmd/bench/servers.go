@@ -90,13 +90,23 @@ func runServersCheck(ctx context.Context, a *app, opts *serversCheckOptions) err
 	if err != nil {
 		return setupErr(err)
 	}
+	var calls int
+	var egress []string
+	for _, e := range res.Boot {
+		if e.Egress {
+			egress = append(egress, e.Host)
+		} else {
+			calls++
+		}
+	}
 	if opts.json {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{
 			"server": p.Name, "protocol_version": res.Initialize.ProtocolVersion,
 			"server_info": res.Initialize.ServerInfo, "tools": res.Tools, "cost": cost,
-			"tokenizer": recorder.Tokenizer, "write_gate": p.WriteGateVars(), "boot_calls": len(res.Boot),
+			"tokenizer": recorder.Tokenizer, "write_gate": p.WriteGateVars(), "boot_calls": calls,
+			"egress": egress, "isolation": res.Initialize.Isolation,
 		})
 	}
 	// What the server said (its info, its tools) and what the profile
@@ -114,7 +124,11 @@ func runServersCheck(ctx context.Context, a *app, opts *serversCheckOptions) err
 	if len(p.Adapter.Rename) > 0 {
 		fmt.Fprintf(w, "  adapter renames %d tools\n", len(p.Adapter.Rename))
 	}
-	fmt.Fprintf(w, "  boot calls to Central: %d\n", len(res.Boot))
+	fmt.Fprintf(w, "  isolation: %s\n", show(res.Initialize.Isolation))
+	fmt.Fprintf(w, "  boot calls to Central: %d\n", calls)
+	if len(egress) > 0 {
+		fmt.Fprintf(w, "  egress refused at start-up: %s\n", show(strings.Join(egress, " ")))
+	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  TOOL\tCHARS\tTOKENS\tDESCRIPTION")
 	for _, t := range res.Tools {
