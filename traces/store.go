@@ -144,6 +144,11 @@ type Store struct {
 	// snap is the directory of the snapshot a ReadOnly store reads, removed
 	// on Close.
 	snap string
+	// fresh says Open created the store's database, and created is the
+	// outermost directory it made for it ("" for none): what Abandon
+	// removes.
+	fresh   bool
+	created string
 
 	codec *codec
 	// docSize is the size of the last run document stored: about the
@@ -211,7 +216,8 @@ func openRaw(dir string, o *Options) (*Store, error) {
 	if opts.ReadOnly {
 		return openSnapshot(dir, opts)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	created, err := mkdirPrivate(dir)
+	if err != nil {
 		return nil, fmt.Errorf("creating store %s: %w", dir, err)
 	}
 	lock, err := lockDir(dir)
@@ -223,12 +229,13 @@ func openRaw(dir string, o *Options) (*Store, error) {
 		return nil, err
 	}
 	removeStaleSnapshots(dir)
+	fresh := !storeExists(dir)
 	db, err := pebble.Open(filepath.Join(dir, dbDirName), pebbleOptions(false))
 	if err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("opening store %s: %w", dir, wrapCorrupt(err))
 	}
-	return &Store{dir: dir, db: db, lock: lock, opts: opts}, nil
+	return &Store{dir: dir, db: db, lock: lock, opts: opts, fresh: fresh, created: created}, nil
 }
 
 // pebbleOptions are the pebble options of every store database.
@@ -243,6 +250,7 @@ func pebbleOptions(readOnly bool) *pebble.Options {
 		// store for nothing.
 		CacheSize:          1 << 20,
 		Logger:             quietLogger{},
+		FS:                 privateFS{vfs.Default},
 		FormatMajorVersion: pebble.FormatNewest,
 		ReadOnly:           readOnly,
 		// Corruption is reported to the caller as ErrCorrupt by every read
@@ -269,7 +277,7 @@ func pebbleOptions(readOnly bool) *pebble.Options {
 const lockFileName = "bench.lock"
 
 func lockDir(dir string) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(dir, lockFileName), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(filepath.Join(dir, lockFileName), os.O_CREATE|os.O_RDWR, privateFileMode)
 	if err != nil {
 		return nil, fmt.Errorf("opening store %s: %w", dir, err)
 	}

@@ -85,8 +85,8 @@ func newTracesImportCmd(a *app) *cobra.Command {
 		Short: "Merge a pack into the store (all or nothing)",
 		Long: `Import reads the whole pack, verifies every run against its ID and the
 pack's checksum, and only then writes, in one synced batch (packs of the
-older format 1 are read too): a truncated or altered pack imports nothing
-and says why (exit 2). Runs already in the store are kept once. A ref in the
+older format 1 are read too): a truncated or altered pack imports nothing,
+creates no store, and says why (exit 2). Runs already in the store are kept once. A ref in the
 pack that would move an existing ref is a conflict unless --overwrite.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -111,6 +111,8 @@ func runTracesImport(_ context.Context, a *app, opts *tracesImportOptions) error
 	defer s.Close()
 	rep, err := s.Import(f, &traces.ImportOptions{Overwrite: opts.overwrite})
 	if err != nil {
+		// A store this import created goes with it.
+		s.Abandon()
 		return usageErr(fmt.Errorf("%s: %w", opts.file, err))
 	}
 	_, err = fmt.Fprintf(a.stdout, "imported %s: %d runs (%d new), %d refs\n", opts.file, rep.Runs, rep.NewRuns, rep.Refs)
