@@ -136,7 +136,7 @@ func newCodec(s *Store) (*codec, error) {
 	c.encs = newLRU[*zstd.Encoder](4)
 	c.decs = newLRU[*zstd.Decoder](4)
 	var err error
-	if c.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0)); err != nil {
+	if c.dec, err = zstd.NewReader(nil, decoderOptions()...); err != nil {
 		return nil, err
 	}
 	// The metadata is read past any damage: what cannot be read is noted
@@ -383,13 +383,13 @@ func (c *codec) plain(id ID, depth int) ([]byte, *record, error) {
 	case kindRaw:
 		plain = bytes.Clone(r.payload)
 	case kindZstd:
-		plain, err = c.dec.DecodeAll(r.payload, make([]byte, 0, r.plainLen))
+		plain, err = decodeFrame(c.dec, r)
 	case kindBased:
 		var parts [][]byte
 		if parts, err = c.dictOf(r.bases, depth); err == nil {
 			var d *zstd.Decoder
 			if d, err = c.decoder(r.bases, parts); err == nil {
-				plain, err = d.DecodeAll(r.payload, make([]byte, 0, r.plainLen))
+				plain, err = decodeFrame(d, r)
 			}
 		}
 	}
@@ -404,6 +404,35 @@ func (c *codec) plain(id ID, depth int) ([]byte, *record, error) {
 		return nil, nil, fmt.Errorf("run %s: content does not match its ID: %w", id, ErrCorrupt)
 	}
 	return plain, r, nil
+}
+
+// decoderOptions are those of the codec's decoders: DecodeAll never
+// writes past the capacity of the buffer it is given (decodeFrame).
+func decoderOptions() []zstd.DOption {
+	return []zstd.DOption{zstd.WithDecoderConcurrency(0), zstd.WithDecodeAllCapLimit(true), zstd.WithDecoderMaxMemory(maxPlain)}
+}
+
+// maxZstdRatio bounds what a zstd frame decompresses to: a block of at
+// most 128 KiB takes 4 bytes at least (a byte repeated).
+const maxZstdRatio = 1 << 15
+
+// decodeFrame decompresses the payload of run record r into a buffer of
+// r.plainLen bytes, the size the record declares, and no further: a
+// record that declares more than its frame declares, or than its frame
+// could hold, is refused before anything is allocated for it, and a frame
+// that would decode to more stops at the bound.
+func decodeFrame(d *zstd.Decoder, r *record) ([]byte, error) {
+	var h zstd.Header
+	if err := h.Decode(r.payload); err != nil {
+		return nil, err
+	}
+	switch {
+	case h.HasFCS && h.FrameContentSize != uint64(r.plainLen):
+		return nil, fmt.Errorf("the frame holds %d bytes, the record says %d", h.FrameContentSize, r.plainLen)
+	case uint64(r.plainLen) > uint64(len(r.payload))*maxZstdRatio:
+		return nil, fmt.Errorf("the record says %d bytes, more than a frame of %d bytes holds", r.plainLen, len(r.payload))
+	}
+	return d.DecodeAll(r.payload, make([]byte, 0, r.plainLen))
 }
 
 // records checks that the record of run id, and those of the bases it is
@@ -510,7 +539,7 @@ func (c *codec) decoder(bases []uint64, parts [][]byte) (*zstd.Decoder, error) {
 	if d, ok := c.decs.get(key); ok {
 		return d, nil
 	}
-	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderDictRaw(dictID(bases), join(parts)))
+	d, err := zstd.NewReader(nil, append(decoderOptions(), zstd.WithDecoderDictRaw(dictID(bases), join(parts)))...)
 	if err != nil {
 		return nil, err
 	}

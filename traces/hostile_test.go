@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/mcpbench/bench/internal/testbin"
 )
 
@@ -125,3 +127,32 @@ func TestImportCreatesNothingAndPrivate(t *testing.T) {
 	}
 }
 
+
+// A store poisoned before imports checked their runs (a run that is not
+// one, stored as is) is reported by verify, and show refuses the run with
+// an error that names it, instead of failing later or panicking.
+func TestPoisonedStore(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	s, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := []byte(`{"events":[{"kind":"answer"}],"manifest":{"format":1}}`)
+	tx := s.codec.begin(1)
+	id, err := tx.put(doc, family{}, runInfo{Side: []byte(`[{},{}]`)}, []string{"golden/poisoned"})
+	if err == nil {
+		err = tx.commit(pebble.Sync)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	res := runCapped(t, "--store", dir, "traces", "verify")
+	if res.ExitCode == 0 || !strings.Contains(string(res.Stdout)+string(res.Stderr), id.String()) {
+		t.Errorf("verify of a poisoned store: %s", res)
+	}
+	res = runCapped(t, "--store", dir, "traces", "show", "golden/poisoned")
+	if res.ExitCode == 0 || !strings.Contains(string(res.Stderr), id.Short()) || strings.Contains(string(res.Stderr), "panic") {
+		t.Errorf("show of a poisoned run: %s", res)
+	}
+}

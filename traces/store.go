@@ -582,17 +582,39 @@ func (s *Store) GetRun(id ID) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading run %s: %w", id.Short(), err)
 	}
-	var run Run
-	if err := decodeCanonical(doc, &run); err != nil {
-		return nil, fmt.Errorf("run %s: decoding: %v: %w", id, err, ErrCorrupt)
-	}
-	if run.Manifest.Format != FormatVersion {
-		return nil, fmt.Errorf("run %s has trace format %d; this bench reads format %d", id.Short(), run.Manifest.Format, FormatVersion)
+	run, err := decodeRun(doc, info)
+	var fe formatError
+	switch {
+	case errors.As(err, &fe):
+		return nil, fmt.Errorf("run %s %v", id.Short(), err)
+	case err != nil:
+		return nil, fmt.Errorf("run %s: %v: %w", id.Short(), err, ErrCorrupt)
 	}
 	run.Manifest.RunID = id
+	return run, nil
+}
+
+// formatError is the error of a run document of another trace format.
+type formatError int
+
+func (f formatError) Error() string {
+	return fmt.Sprintf("has trace format %d; this bench reads format %d", int(f), FormatVersion)
+}
+
+// decodeRun decodes a run's verified document and what is kept beside
+// it, as GetRun returns them (but for the run's ID). Import checks every
+// run of a pack with it, so that what it stores can be read back.
+func decodeRun(doc []byte, info runInfo) (*Run, error) {
+	var run Run
+	if err := decodeCanonical(doc, &run); err != nil {
+		return nil, fmt.Errorf("decoding: %v", err)
+	}
+	if run.Manifest.Format != FormatVersion {
+		return nil, formatError(run.Manifest.Format)
+	}
 	run.Manifest.StartedAt = info.StartedAt
 	if err := run.setSide(info.Side); err != nil {
-		return nil, fmt.Errorf("run %s: what is kept beside it: %v: %w", id.Short(), err, ErrCorrupt)
+		return nil, fmt.Errorf("what is kept beside it: %v", err)
 	}
 	return &run, nil
 }
