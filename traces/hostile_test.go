@@ -1,7 +1,11 @@
 package traces
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
 	"io/fs"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,10 +18,10 @@ import (
 	"github.com/mcpbench/bench/internal/testbin"
 )
 
-// Hostile packs (issue 16): each is imported by the bench binary under
-// testbin's memory cap, and must be refused, exit 2, with an error that
-// says what and names the bound, within testbin.PeakRSSLimit, and create no
-// store.
+// Hostile packs (issue 16, rows 1, 3, 4, 5 and 16): each is imported by the
+// bench binary under testbin's memory cap, and must be refused, exit 2,
+// with an error that says what and names the bound, within
+// testbin.PeakRSSLimit, and create no store.
 
 // importCapped runs `bench --store STORE traces import PACK args...` under
 // the memory cap, STORE a directory two levels below one that does not
@@ -78,6 +82,87 @@ func wantRefused(t *testing.T, res *testbin.Result, store string, wants ...strin
 	}
 }
 
+// Row 1: a pack of a few hundred bytes whose blobs expand to a terabyte
+// is refused from the sizes of its blobs, before anything is expanded.
+func TestHostileExpansionBomb(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		declared int64
+		want     string
+	}{
+		{"declared honestly", 1 << 40, "declares a size of 1099511627776 bytes, more than 32 MiB, the limit for one run"},
+		{"declared small", 43372, "expands to more than 32 MiB, the limit for one run"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pack := expansionBomb(tt.declared)
+			t.Logf("pack of %d bytes", len(pack))
+			res, store := importCapped(t, pack)
+			wantRefused(t, res, store, tt.want, "--max-run-mib")
+		})
+	}
+}
+
+// Row 3: a zstd stream of a gigabyte of zeros padded with random bytes (a
+// pack of a few megabytes; a gigabyte is just under what a record could
+// hold before) is refused at the length of its record, before it is
+// decompressed. (TestImportBounds has the bound of a whole import.)
+func TestHostileZstdBomb(t *testing.T) {
+	pack := zeroBomb(1<<30, 2400<<10)
+	t.Logf("pack of %d bytes", len(pack))
+	res, store := importCapped(t, pack)
+	wantRefused(t, res, store, `a 'D' record of 1073741824 bytes holds more than 32 MiB, the limit for one run`, "--max-run-mib")
+}
+
+// Rows 4 and 5: run records whose size is not one, documents that are not
+// runs, and runs bench cannot read are refused at import, each named, so
+// that nothing imported can fail verify, show, report or replay later.
+func TestHostileRuns(t *testing.T) {
+	_, rec := validPack(t)
+	id := ID(rec.body[:32])
+	_, rest, _ := readTime(rec.body[32:])
+	n, k := binary.Uvarint(rest)
+	doc, side := rest[k:k+int(n)], rest[k+int(n):]
+	// A run record of format 3 whose document length is length.
+	withLength := func(length uint64) []byte {
+		b := append(id[:len(id):len(id)], appendTime(nil, craftStart)...)
+		b = append(binary.AppendUvarint(b, length), doc...)
+		return craftPack(header(PackFormat, 1, 1, 0), packRecord{recDoc, b}, refRecord(id, "golden/run"))
+	}
+	// A pack of format 1 of the run, whose run record says size.
+	v1 := func(size any) []byte {
+		info, _ := Marshal(map[string]any{"size": size, "started_at": "2026-12-01T00:00:00Z"})
+		return craftPack(header(1, 1, 1, 1),
+			packRecord{recBlob, append(id[:len(id):len(id)], node(nil, doc)...)},
+			packRecord{recRun, append(id[:len(id):len(id)], info...)},
+			refRecord(id, "golden/run"))
+	}
+	uncanonical := bytes.Replace(doc, []byte(`{"events":[`), []byte(`{"events":[ `), 1)
+	otherFormat := bytes.Replace(doc, []byte(`"format":1`), []byte(`"format":7`), 1)
+	for _, tt := range []struct {
+		name, why string
+		pack      []byte
+		want      string
+	}{
+		{"v1 size 2^62", "a size that cannot be allocated", v1(int64(1) << 62), "declares a size of 4611686018427387904 bytes, more than 32 MiB"},
+		{"v1 size -5", "a negative size", v1(-5), "a size of -5 bytes"},
+		{"v1 size wrong", "a size its blobs do not expand to", v1(len(doc) + 1), "its blobs expand to"},
+		{"v1 size max", "a size that overflows", v1(uint64(math.MaxUint64)), "cannot unmarshal"},
+		{"length 2^62", "a document length past the record", withLength(1 << 62), "bad document length"},
+		{"empty object", "a document that is not a run", docPack([]byte(`{}`), nil), "not a run this bench can read: has trace format 0"},
+		{"string", "a document that is not a run", docPack([]byte(`"a run"`), nil), "not a run this bench can read: decoding"},
+		{"array", "a document that is not a run", docPack([]byte(`[1,2,3]`), nil), "not a run this bench can read: decoding"},
+		{"other format", "a run of another trace format", docPack(otherFormat, side), "has trace format 7"},
+		{"not canonical", "a document GetRun would misread", docPack(uncanonical, side), "not canonical JSON"},
+		{"side of another run", "what is kept beside it does not fit it", docPack(doc, []byte(`[{}]`)), "events beside a run of"},
+		{"huge string", "a document of a gigabyte", stringBomb(1 << 30), "holds more than 32 MiB, the limit for one run"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, store := importCapped(t, tt.pack)
+			wantRefused(t, res, store, tt.want)
+		})
+	}
+}
+
 // Row 16: a refused import leaves an existing empty directory as it was;
 // a store bench creates is its user's alone: directories 0700, files
 // 0600, whatever the umask.
@@ -127,6 +212,46 @@ func TestImportCreatesNothingAndPrivate(t *testing.T) {
 	}
 }
 
+// Runs at the bound of one run import within the memory bound: three of
+// a letter repeated, stored against one another, and one of random
+// letters, which compresses little. (bench holds what an import adds,
+// compressed, until it commits it: a pack of many runs that do not
+// compress costs about its own size.) One past the bound is refused, and
+// imports once the bound is raised.
+func TestImportLargeRuns(t *testing.T) {
+	const n = DefaultMaxRunBytes - 64<<10 // its document and side, at the bound
+	for _, tt := range []struct {
+		name   string
+		n      int64
+		runs   int
+		random bool
+		args   []string
+		want   string
+	}{
+		{"three compressible", n, 3, false, nil, ""},
+		{"one random", n, 1, true, nil, ""},
+		{"one past the bound", DefaultMaxRunBytes, 1, false, nil, "holds more than 32 MiB, the limit for one run (--max-run-mib raises it"},
+		{"one past the bound raised", DefaultMaxRunBytes, 1, false, []string{"--max-run-mib", "33"}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, store := importFileCapped(t, func(f *os.File) {
+				w := bufio.NewWriter(f)
+				writeLargeRuns(t, w, tt.n, tt.runs, tt.random)
+				w.Flush()
+			}, tt.args...)
+			if tt.want != "" {
+				wantRefused(t, res, store, tt.want)
+				return
+			}
+			if res.ExitCode != 0 {
+				t.Fatalf("import: %s", res)
+			}
+			if res := runCapped(t, "--store", store, "traces", "verify"); res.ExitCode != 0 {
+				t.Errorf("verify: %s", res)
+			}
+		})
+	}
+}
 
 // A store poisoned before imports checked their runs (a run that is not
 // one, stored as is) is reported by verify, and show refuses the run with
@@ -139,7 +264,7 @@ func TestPoisonedStore(t *testing.T) {
 	}
 	doc := []byte(`{"events":[{"kind":"answer"}],"manifest":{"format":1}}`)
 	tx := s.codec.begin(1)
-	id, err := tx.put(doc, family{}, runInfo{Side: []byte(`[{},{}]`)}, []string{"golden/poisoned"})
+	id, err := tx.put(append(doc, `[{},{}]`...), len(doc), family{}, time.Time{}, []string{"golden/poisoned"})
 	if err == nil {
 		err = tx.commit(pebble.Sync)
 	}

@@ -637,12 +637,12 @@ func Migrate(ctx context.Context, dir string, o *Options, progress func(done, to
 		if err := decodeCanonical(doc, &m); err != nil {
 			return nil, fmt.Errorf("migrate: run %s: %v: %w", id, err, ErrCorrupt)
 		}
-		info := runInfo{Side: legacyStderrSide(old.Stderr)}
-		info.StartedAt, _ = time.Parse(time.RFC3339Nano, old.StartedAt)
+		startedAt, _ := time.Parse(time.RFC3339Nano, old.StartedAt)
+		plain := append(doc, legacyStderrSide(old.Stderr)...)
 		// The run's record is replaced in place: the put must not take it
 		// for a run already stored.
 		tx := s.codec.begin(s.opts.CompressionLevel)
-		if err := tx.putRecord(id, doc, familyOf(&m.Manifest), info); err != nil {
+		if err := tx.putRecord(id, plain, len(doc), familyOf(&m.Manifest), startedAt); err != nil {
 			tx.abort()
 			return nil, fmt.Errorf("migrate: run %s: %w", id, err)
 		}

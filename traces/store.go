@@ -413,10 +413,13 @@ func (quietLogger) Fatalf(format string, args ...any) {
 func runKey(id ID) []byte       { return append(slices.Clip(prefixRun), id[:]...) }
 func refKey(name string) []byte { return append(slices.Clip(prefixRef), name...) }
 
+// maxRefName bounds the length of a ref name.
+const maxRefName = 512
+
 // ValidateRefName checks a ref name: slash-separated segments of letters,
 // digits and . _ - : @ + =, none empty, "." or "..".
 func ValidateRefName(name string) error {
-	if name == "" || len(name) > 512 {
+	if name == "" || len(name) > maxRefName {
 		return fmt.Errorf("invalid ref name %q: must be 1 to 512 characters", name)
 	}
 	for _, seg := range strings.Split(name, "/") {
@@ -558,13 +561,17 @@ func (s *Store) putRun(run *Run, refs []string, sync *pebble.WriteOptions, level
 		return stored{}, err
 	}
 	same = same && sideSame
-	info := runInfo{Side: side}
+	var startedAt time.Time
 	if !run.Manifest.StartedAt.IsZero() {
-		info.StartedAt = run.Manifest.StartedAt.UTC()
+		startedAt = run.Manifest.StartedAt.UTC()
+	}
+	plain := doc
+	if len(side) > 0 {
+		plain = append(doc[:len(doc):len(doc)], side...)
 	}
 	tx := s.codec.begin(level)
 	defer tx.abort()
-	id, err := tx.put(doc, familyOf(&run.Manifest), info, refs)
+	id, err := tx.put(plain, len(doc), familyOf(&run.Manifest), startedAt, refs)
 	if err != nil {
 		return stored{}, fmt.Errorf("storing run: %w", err)
 	}
