@@ -136,7 +136,7 @@ func newCodec(s *Store) (*codec, error) {
 	c.encs = newLRU[*zstd.Encoder](4)
 	c.decs = newLRU[*zstd.Decoder](4)
 	var err error
-	if c.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0)); err != nil {
+	if c.dec, err = zstd.NewReader(nil, decoderOptions()...); err != nil {
 		return nil, err
 	}
 	// The metadata is read past any damage: what cannot be read is noted
@@ -241,8 +241,19 @@ type record struct {
 	payload          []byte
 }
 
-func encodeRecord(r *record) []byte {
-	out := make([]byte, 0, 32+len(r.payload))
+// setRecord sets key to the record r in batch b, written into the batch
+// in place (a run's payload may be large).
+func setRecord(b *pebble.Batch, key []byte, r *record) error {
+	head := encodeRecordHead(r)
+	op := b.SetDeferred(len(key), len(head)+len(r.payload))
+	copy(op.Key, key)
+	copy(op.Value[copy(op.Value, head):], r.payload)
+	return op.Finish()
+}
+
+// encodeRecordHead is what comes before r's payload in its record.
+func encodeRecordHead(r *record) []byte {
+	out := make([]byte, 0, 32+8*len(r.bases))
 	out = append(out, recordVersion)
 	out = binary.AppendUvarint(out, uint64(r.docLen))
 	out = binary.AppendUvarint(out, uint64(r.plainLen))
@@ -252,7 +263,7 @@ func encodeRecord(r *record) []byte {
 		out = binary.AppendUvarint(out, uint64(len(r.bases)))
 		out = appendUvarints(out, r.bases)
 	}
-	return append(out, r.payload...)
+	return out
 }
 
 // maxPlain bounds a run's plaintext, so that a corrupt length cannot
@@ -383,13 +394,13 @@ func (c *codec) plain(id ID, depth int) ([]byte, *record, error) {
 	case kindRaw:
 		plain = bytes.Clone(r.payload)
 	case kindZstd:
-		plain, err = c.dec.DecodeAll(r.payload, make([]byte, 0, r.plainLen))
+		plain, err = decodeFrame(c.dec, r)
 	case kindBased:
 		var parts [][]byte
 		if parts, err = c.dictOf(r.bases, depth); err == nil {
 			var d *zstd.Decoder
 			if d, err = c.decoder(r.bases, parts); err == nil {
-				plain, err = d.DecodeAll(r.payload, make([]byte, 0, r.plainLen))
+				plain, err = decodeFrame(d, r)
 			}
 		}
 	}
@@ -404,6 +415,35 @@ func (c *codec) plain(id ID, depth int) ([]byte, *record, error) {
 		return nil, nil, fmt.Errorf("run %s: content does not match its ID: %w", id, ErrCorrupt)
 	}
 	return plain, r, nil
+}
+
+// decoderOptions are those of the codec's decoders: DecodeAll never
+// writes past the capacity of the buffer it is given (decodeFrame).
+func decoderOptions() []zstd.DOption {
+	return []zstd.DOption{zstd.WithDecoderConcurrency(0), zstd.WithDecodeAllCapLimit(true), zstd.WithDecoderMaxMemory(maxPlain)}
+}
+
+// maxZstdRatio bounds what a zstd frame decompresses to: a block of at
+// most 128 KiB takes 4 bytes at least (a byte repeated).
+const maxZstdRatio = 1 << 15
+
+// decodeFrame decompresses the payload of run record r into a buffer of
+// r.plainLen bytes, the size the record declares, and no further: a
+// record that declares more than its frame declares, or than its frame
+// could hold, is refused before anything is allocated for it, and a frame
+// that would decode to more stops at the bound.
+func decodeFrame(d *zstd.Decoder, r *record) ([]byte, error) {
+	var h zstd.Header
+	if err := h.Decode(r.payload); err != nil {
+		return nil, err
+	}
+	switch {
+	case h.HasFCS && h.FrameContentSize != uint64(r.plainLen):
+		return nil, fmt.Errorf("the frame holds %d bytes, the record says %d", h.FrameContentSize, r.plainLen)
+	case uint64(r.plainLen) > uint64(len(r.payload))*maxZstdRatio:
+		return nil, fmt.Errorf("the record says %d bytes, more than a frame of %d bytes holds", r.plainLen, len(r.payload))
+	}
+	return d.DecodeAll(r.payload, make([]byte, 0, r.plainLen))
 }
 
 // records checks that the record of run id, and those of the bases it is
@@ -510,7 +550,7 @@ func (c *codec) decoder(bases []uint64, parts [][]byte) (*zstd.Decoder, error) {
 	if d, ok := c.decs.get(key); ok {
 		return d, nil
 	}
-	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderDictRaw(dictID(bases), join(parts)))
+	d, err := zstd.NewReader(nil, append(decoderOptions(), zstd.WithDecoderDictRaw(dictID(bases), join(parts)))...)
 	if err != nil {
 		return nil, err
 	}
@@ -522,8 +562,11 @@ func (c *codec) decoder(bases []uint64, parts [][]byte) (*zstd.Decoder, error) {
 // into the base, and no further (zstd's default window of 8 MiB would cost
 // tens of megabytes per encoder for nothing).
 func (c *codec) encoder(bases []uint64, parts [][]byte, n, level int) (*zstd.Encoder, error) {
-	window := 1 << 16
-	for window < size(parts)+2*n && window < zstd.MaxWindowSize {
+	window, limit := 1<<16, zstd.MaxWindowSize
+	if bases == nil {
+		limit = aloneWindow
+	}
+	for window < size(parts)+2*n && window < limit {
 		window <<= 1
 	}
 	key := fmt.Sprintf("%d/%d/%s", level, window, basesKey(bases))
@@ -542,6 +585,17 @@ func (c *codec) encoder(bases []uint64, parts [][]byte, n, level int) (*zstd.Enc
 	return c.encs.put(key, e), nil
 }
 
+// A run larger than maxBasedBytes is stored alone, compressed against no
+// base, and becomes no base: against its own size a base would gain little,
+// and cost memory of the order of both (a dictionary holding the base, a
+// window holding the dictionary and the run). A run stored alone is
+// compressed with a window of aloneWindow at most (zstd's own default),
+// so that what an encoder keeps between runs stays small.
+const (
+	maxBasedBytes = 4 << 20
+	aloneWindow   = 8 << 20
+)
+
 // tx is a set of runs written in one batch; the bases they make are seen
 // by the codec once the batch commits.
 type tx struct {
@@ -555,8 +609,17 @@ type tx struct {
 	anchors map[string][]uint64
 	nextSeq uint64
 	ids     map[ID]bool // runs written here
+	held    int         // bytes of plains
 	done    bool
 }
+
+// maxTxBaseBytes bounds the documents of the bases a transaction makes,
+// which it holds until it commits, as the dictionaries of the runs of
+// their families after them: past it (an import of many large runs of
+// many families), a run that would make a base is stored without being
+// one, and the first run of its family stored after the commit becomes
+// its base. The first base of a transaction is always made.
+var maxTxBaseBytes = 32 << 20 // a variable for a test
 
 func (c *codec) begin(level int) *tx {
 	c.mu.Lock()
@@ -603,9 +666,10 @@ func (t *tx) basePlain(seq uint64) ([]byte, error) {
 	return t.c.basePlain(seq, 0)
 }
 
-// put adds a run's document to the transaction and points refs at it.
-func (t *tx) put(doc []byte, f family, info runInfo, refs []string) (ID, error) {
-	id := Hash(doc)
+// put adds a run to the transaction and points refs at it: plain is its
+// document, of docLen bytes, followed by what is kept beside it.
+func (t *tx) put(plain []byte, docLen int, f family, startedAt time.Time, refs []string) (ID, error) {
+	id := Hash(plain[:docLen])
 	stored := t.ids[id]
 	if !stored {
 		ok, err := t.c.s.hasRun(id)
@@ -615,7 +679,7 @@ func (t *tx) put(doc []byte, f family, info runInfo, refs []string) (ID, error) 
 		stored = ok
 	}
 	if !stored {
-		if err := t.putRecord(id, doc, f, info); err != nil {
+		if err := t.putRecord(id, plain, docLen, f, startedAt); err != nil {
 			return ID{}, err
 		}
 	}
@@ -627,11 +691,7 @@ func (t *tx) put(doc []byte, f family, info runInfo, refs []string) (ID, error) 
 	return id, nil
 }
 
-func (t *tx) putRecord(id ID, doc []byte, f family, info runInfo) error {
-	plain := doc
-	if len(info.Side) > 0 {
-		plain = append(bytes.Clone(doc), info.Side...)
-	}
+func (t *tx) putRecord(id ID, plain []byte, docLen int, f family, startedAt time.Time) error {
 	fam, haveFam, anchors := t.lookup(f)
 	if !haveFam && !t.locked {
 		// This run makes a base: one put at a time does, and a put that
@@ -645,8 +705,11 @@ func (t *tx) putRecord(id ID, doc []byte, f family, info runInfo) error {
 		t.nextSeq = max(t.nextSeq, t.c.nextSeq)
 		t.c.mu.Unlock()
 	}
-	r := &record{docLen: len(doc), plainLen: len(plain), startedAt: info.StartedAt, kind: kindZstd}
+	alone := len(plain) > maxBasedBytes
+	makeBase := !alone && !haveFam && (t.held == 0 || t.held+len(plain) <= maxTxBaseBytes)
+	r := &record{docLen: docLen, plainLen: len(plain), startedAt: startedAt, kind: kindZstd}
 	switch {
+	case alone:
 	case haveFam:
 		r.kind, r.bases = kindBased, []uint64{fam}
 	case len(anchors) >= t.c.s.opts.Anchors:
@@ -666,15 +729,17 @@ func (t *tx) putRecord(id ID, doc []byte, f family, info runInfo) error {
 	if err != nil {
 		return err
 	}
-	r.payload = enc.EncodeAll(plain, nil)
+	// Room for as much as plain, so that a large payload is not grown
+	// (and copied) as it is written; past that it is stored raw.
+	r.payload = enc.EncodeAll(plain, make([]byte, 0, len(plain)))
 	if len(r.payload) >= len(plain) {
 		r.kind, r.bases, r.payload = kindRaw, nil, plain
 	}
-	if err := t.b.Set(runKey(id), encodeRecord(r), nil); err != nil {
+	if err := setRecord(t.b, runKey(id), r); err != nil {
 		return err
 	}
 	t.ids[id] = true
-	if haveFam {
+	if !makeBase {
 		return nil
 	}
 	// The run becomes its family's base, and an anchor while its server
@@ -683,6 +748,7 @@ func (t *tx) putRecord(id ID, doc []byte, f family, info runInfo) error {
 	t.nextSeq++
 	t.bases[seq] = id
 	t.plains[seq] = plain
+	t.held += len(plain)
 	t.fams[f] = seq
 	if err := t.b.Set(baseKey(seq), id[:], nil); err != nil {
 		return err

@@ -121,7 +121,7 @@ func newLegacyBlobs(get func([]byte) ([]byte, error), scan func(prefix []byte, f
 	}); err != nil {
 		return nil, fmt.Errorf("loading dictionaries: %w", err)
 	}
-	opts := []zstd.DOption{zstd.WithDecoderConcurrency(1)}
+	opts := []zstd.DOption{zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxPlain)}
 	if len(dicts) > 0 {
 		opts = append(opts, zstd.WithDecoderDicts(dicts...))
 	}

@@ -188,13 +188,26 @@ func (sv *survey) lost(key []byte) (hole, bool) { return holeSet(sv.holes).find(
 
 // Verify reads every key of the store, past damage pebble reports (a
 // block of a table whose checksum does not match: the keys around it are
-// read all the same), reads every run (decompressing it against its bases
-// and checking that it hashes to its ID), and checks every base, family,
+// read all the same), reads every run (decompressing it against its bases,
+// checking that it hashes to its ID and that it decodes as GetRun decodes
+// it), and checks every base, family,
 // anchor and ref; it reports every problem, naming each run that cannot
 // be read and each ref that points at one, rather than stopping at the
 // first.
 func (s *Store) Verify(ctx context.Context) (*VerifyReport, error) {
 	return s.verify(ctx, false)
+}
+
+// checkDecodes returns the error of GetRun decoding the verified plaintext
+// of record r, but for a run of another trace format: that is no damage
+// (GetRun says what it is), and nothing to repair.
+func checkDecodes(r *record, plain []byte) error {
+	doc, info, _ := splitPlain(r, plain)
+	var fe formatError
+	if _, err := decodeRun(doc, info); err != nil && !errors.As(err, &fe) {
+		return fmt.Errorf("not a run this bench can read: %v: %w", err, ErrCorrupt)
+	}
+	return nil
 }
 
 func (s *Store) verify(ctx context.Context, collect bool) (*VerifyReport, error) {
@@ -222,7 +235,11 @@ func (s *Store) verify(ctx context.Context, collect bool) (*VerifyReport, error)
 		}
 		rep.Runs++
 		have[id] = true
-		if _, _, err := s.codec.plain(id, 0); err != nil {
+		plain, r, err := s.codec.plain(id, 0)
+		if err == nil {
+			err = checkDecodes(r, plain)
+		}
+		if err != nil {
 			// The ID leads the problem already.
 			msg := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "run "+id.String()+": "), "run "+id.String()+" ")
 			rep.runCause[id] = msg
@@ -620,12 +637,12 @@ func Migrate(ctx context.Context, dir string, o *Options, progress func(done, to
 		if err := decodeCanonical(doc, &m); err != nil {
 			return nil, fmt.Errorf("migrate: run %s: %v: %w", id, err, ErrCorrupt)
 		}
-		info := runInfo{Side: legacyStderrSide(old.Stderr)}
-		info.StartedAt, _ = time.Parse(time.RFC3339Nano, old.StartedAt)
+		startedAt, _ := time.Parse(time.RFC3339Nano, old.StartedAt)
+		plain := append(doc, legacyStderrSide(old.Stderr)...)
 		// The run's record is replaced in place: the put must not take it
 		// for a run already stored.
 		tx := s.codec.begin(s.opts.CompressionLevel)
-		if err := tx.putRecord(id, doc, familyOf(&m.Manifest), info); err != nil {
+		if err := tx.putRecord(id, plain, len(doc), familyOf(&m.Manifest), startedAt); err != nil {
 			tx.abort()
 			return nil, fmt.Errorf("migrate: run %s: %w", id, err)
 		}

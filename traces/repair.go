@@ -404,7 +404,7 @@ func openSalvaging(dir, src, scratch string) (*pebble.DB, []string, error) {
 // copyDB makes dst a copy of the database src that pebble may write:
 // tables linked (pebble never writes them), everything else copied.
 func copyDB(src, dst string) error {
-	if err := os.Mkdir(dst, 0o755); err != nil {
+	if err := os.Mkdir(dst, privateDirMode); err != nil {
 		return err
 	}
 	ents, err := os.ReadDir(src)

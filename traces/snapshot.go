@@ -182,7 +182,7 @@ func copyFile(from, to string) (int64, error) {
 		return 0, err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(to, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_EXCL|os.O_WRONLY, privateFileMode)
 	if err != nil {
 		return 0, err
 	}

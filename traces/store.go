@@ -144,6 +144,11 @@ type Store struct {
 	// snap is the directory of the snapshot a ReadOnly store reads, removed
 	// on Close.
 	snap string
+	// fresh says Open created the store's database, and created is the
+	// outermost directory it made for it ("" for none): what Abandon
+	// removes.
+	fresh   bool
+	created string
 
 	codec *codec
 	// docSize is the size of the last run document stored: about the
@@ -211,7 +216,8 @@ func openRaw(dir string, o *Options) (*Store, error) {
 	if opts.ReadOnly {
 		return openSnapshot(dir, opts)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	created, err := mkdirPrivate(dir)
+	if err != nil {
 		return nil, fmt.Errorf("creating store %s: %w", dir, err)
 	}
 	lock, err := lockDir(dir)
@@ -223,12 +229,13 @@ func openRaw(dir string, o *Options) (*Store, error) {
 		return nil, err
 	}
 	removeStaleSnapshots(dir)
+	fresh := !storeExists(dir)
 	db, err := pebble.Open(filepath.Join(dir, dbDirName), pebbleOptions(false))
 	if err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("opening store %s: %w", dir, wrapCorrupt(err))
 	}
-	return &Store{dir: dir, db: db, lock: lock, opts: opts}, nil
+	return &Store{dir: dir, db: db, lock: lock, opts: opts, fresh: fresh, created: created}, nil
 }
 
 // pebbleOptions are the pebble options of every store database.
@@ -243,6 +250,7 @@ func pebbleOptions(readOnly bool) *pebble.Options {
 		// store for nothing.
 		CacheSize:          1 << 20,
 		Logger:             quietLogger{},
+		FS:                 privateFS{vfs.Default},
 		FormatMajorVersion: pebble.FormatNewest,
 		ReadOnly:           readOnly,
 		// Corruption is reported to the caller as ErrCorrupt by every read
@@ -269,7 +277,7 @@ func pebbleOptions(readOnly bool) *pebble.Options {
 const lockFileName = "bench.lock"
 
 func lockDir(dir string) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(dir, lockFileName), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(filepath.Join(dir, lockFileName), os.O_CREATE|os.O_RDWR, privateFileMode)
 	if err != nil {
 		return nil, fmt.Errorf("opening store %s: %w", dir, err)
 	}
@@ -405,10 +413,13 @@ func (quietLogger) Fatalf(format string, args ...any) {
 func runKey(id ID) []byte       { return append(slices.Clip(prefixRun), id[:]...) }
 func refKey(name string) []byte { return append(slices.Clip(prefixRef), name...) }
 
+// maxRefName bounds the length of a ref name.
+const maxRefName = 512
+
 // ValidateRefName checks a ref name: slash-separated segments of letters,
 // digits and . _ - : @ + =, none empty, "." or "..".
 func ValidateRefName(name string) error {
-	if name == "" || len(name) > 512 {
+	if name == "" || len(name) > maxRefName {
 		return fmt.Errorf("invalid ref name %q: must be 1 to 512 characters", name)
 	}
 	for _, seg := range strings.Split(name, "/") {
@@ -550,13 +561,17 @@ func (s *Store) putRun(run *Run, refs []string, sync *pebble.WriteOptions, level
 		return stored{}, err
 	}
 	same = same && sideSame
-	info := runInfo{Side: side}
+	var startedAt time.Time
 	if !run.Manifest.StartedAt.IsZero() {
-		info.StartedAt = run.Manifest.StartedAt.UTC()
+		startedAt = run.Manifest.StartedAt.UTC()
+	}
+	plain := doc
+	if len(side) > 0 {
+		plain = append(doc[:len(doc):len(doc)], side...)
 	}
 	tx := s.codec.begin(level)
 	defer tx.abort()
-	id, err := tx.put(doc, familyOf(&run.Manifest), info, refs)
+	id, err := tx.put(plain, len(doc), familyOf(&run.Manifest), startedAt, refs)
 	if err != nil {
 		return stored{}, fmt.Errorf("storing run: %w", err)
 	}
@@ -574,17 +589,39 @@ func (s *Store) GetRun(id ID) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading run %s: %w", id.Short(), err)
 	}
-	var run Run
-	if err := decodeCanonical(doc, &run); err != nil {
-		return nil, fmt.Errorf("run %s: decoding: %v: %w", id, err, ErrCorrupt)
-	}
-	if run.Manifest.Format != FormatVersion {
-		return nil, fmt.Errorf("run %s has trace format %d; this bench reads format %d", id.Short(), run.Manifest.Format, FormatVersion)
+	run, err := decodeRun(doc, info)
+	var fe formatError
+	switch {
+	case errors.As(err, &fe):
+		return nil, fmt.Errorf("run %s %v", id.Short(), err)
+	case err != nil:
+		return nil, fmt.Errorf("run %s: %v: %w", id.Short(), err, ErrCorrupt)
 	}
 	run.Manifest.RunID = id
+	return run, nil
+}
+
+// formatError is the error of a run document of another trace format.
+type formatError int
+
+func (f formatError) Error() string {
+	return fmt.Sprintf("has trace format %d; this bench reads format %d", int(f), FormatVersion)
+}
+
+// decodeRun decodes a run's verified document and what is kept beside
+// it, as GetRun returns them (but for the run's ID). Import checks every
+// run of a pack with it, so that what it stores can be read back.
+func decodeRun(doc []byte, info runInfo) (*Run, error) {
+	var run Run
+	if err := decodeCanonical(doc, &run); err != nil {
+		return nil, fmt.Errorf("decoding: %v", err)
+	}
+	if run.Manifest.Format != FormatVersion {
+		return nil, formatError(run.Manifest.Format)
+	}
 	run.Manifest.StartedAt = info.StartedAt
 	if err := run.setSide(info.Side); err != nil {
-		return nil, fmt.Errorf("run %s: what is kept beside it: %v: %w", id.Short(), err, ErrCorrupt)
+		return nil, fmt.Errorf("what is kept beside it: %v", err)
 	}
 	return &run, nil
 }

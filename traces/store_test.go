@@ -1,6 +1,8 @@
 package traces
 
 import (
+	"github.com/mcpbench/bench/internal/testbin"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -517,7 +519,9 @@ func TestMergeStores(t *testing.T) {
 func TestMain(m *testing.M) {
 	switch os.Getenv("BENCH_TRACES_HELPER") {
 	case "":
-		os.Exit(m.Run())
+		code := m.Run()
+		testbin.RemoveAll()
+		os.Exit(code)
 	case "open":
 		s, err := Open(os.Getenv("BENCH_TRACES_DIR"), nil)
 		if err != nil {

@@ -22,10 +22,10 @@ func newTracesExportCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export -o FILE [REF-PREFIX...]",
 		Short: "Write runs (all, or those under the given ref prefixes) to a pack file",
-		Long: `Export writes a pack: one self-verifying file with the refs, their runs and
-every blob they reach. The same runs give byte-identical packs on any machine,
-so a pack can be checked in, cached or compared by hash. Import it elsewhere
-with 'bench traces import'.`,
+		Long: `Export writes a pack: one self-verifying file with the refs and their runs.
+The same runs give byte-identical packs on any machine, so a pack can be
+checked in, cached or compared by hash. Import it elsewhere with 'bench
+traces import'.`,
 		Example: `  bench traces export -o golden.benchpack
   bench traces export -o reference.benchpack golden/reference/`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -76,6 +76,8 @@ func runTracesExport(_ context.Context, a *app, opts *tracesExportOptions) error
 type tracesImportOptions struct {
 	file      string
 	overwrite bool
+	maxRunMiB int
+	maxMiB    int
 }
 
 func newTracesImportCmd(a *app) *cobra.Command {
@@ -84,19 +86,35 @@ func newTracesImportCmd(a *app) *cobra.Command {
 		Use:   "import FILE",
 		Short: "Merge a pack into the store (all or nothing)",
 		Long: `Import reads the whole pack, verifies every run against its ID and the
-pack's checksum, and only then writes, in one synced batch (packs of the
-older format 1 are read too): a truncated or altered pack imports nothing
-and says why (exit 2). Runs already in the store are kept once. A ref in the
-pack that would move an existing ref is a conflict unless --overwrite.`,
+pack's checksum, checks that each is a run this bench can read (as show,
+report and replay will read it), and only then writes, in one synced batch
+(packs of the older formats 1 and 2 are read too): a truncated, altered or
+unreadable pack imports nothing, creates no store, and says why (exit 2).
+Runs already in the store are kept once. A ref in the pack that would move
+an existing ref is a conflict unless --overwrite.
+
+A pack may come from anywhere, so what it may cost is bounded, each bound
+checked before what would pass it is read or expanded: one run (its
+document and what is kept beside it; for a pack of format 1, also what its
+blobs expand to, and all its blobs together) at most --max-run-mib, and
+the whole pack, decompressed and expanded, at most --max-mib.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.file = args[0]
+			if opts.maxRunMiB > maxRunMiB {
+				return usageErr(fmt.Errorf("invalid argument \"%d\" for \"--max-run-mib\" flag: %d is out of range: want at most %d", opts.maxRunMiB, opts.maxRunMiB, maxRunMiB))
+			}
 			return runTracesImport(cmd.Context(), a, opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.overwrite, "overwrite", false, "let the pack's refs replace existing refs of the same name")
+	intVarMin(cmd.Flags(), &opts.maxRunMiB, "max-run-mib", traces.DefaultMaxRunBytes>>20, 1, fmt.Sprintf("the largest run the pack may hold, in MiB (at most %d)", maxRunMiB))
+	intVarMin(cmd.Flags(), &opts.maxMiB, "max-mib", traces.DefaultMaxImportBytes>>20, 1, "the most the whole pack may decompress and expand to, in MiB")
 	return cmd
 }
+
+// maxRunMiB is the largest run the store reads (1 GiB).
+const maxRunMiB = 1024
 
 func runTracesImport(_ context.Context, a *app, opts *tracesImportOptions) error {
 	f, err := os.Open(opts.file)
@@ -109,8 +127,19 @@ func runTracesImport(_ context.Context, a *app, opts *tracesImportOptions) error
 		return err
 	}
 	defer s.Close()
-	rep, err := s.Import(f, &traces.ImportOptions{Overwrite: opts.overwrite})
+	rep, err := s.Import(f, &traces.ImportOptions{Overwrite: opts.overwrite,
+		MaxRunBytes: int64(opts.maxRunMiB) << 20, MaxBytes: int64(opts.maxMiB) << 20})
 	if err != nil {
+		// A store this import created goes with it.
+		s.Abandon()
+		var le *traces.LimitError
+		if errors.As(err, &le) {
+			flag := "--max-run-mib"
+			if le.Limit == "import" {
+				flag = "--max-mib"
+			}
+			err = fmt.Errorf("%w (%s raises it, for a pack you trust)", err, flag)
+		}
 		return usageErr(fmt.Errorf("%s: %w", opts.file, err))
 	}
 	_, err = fmt.Fprintf(a.stdout, "imported %s: %d runs (%d new), %d refs\n", opts.file, rep.Runs, rep.NewRuns, rep.Refs)
