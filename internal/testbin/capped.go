@@ -2,10 +2,13 @@ package testbin
 
 import (
 	"bytes"
-	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -27,48 +30,60 @@ type Result struct {
 	TimedOut       bool
 }
 
+var capper struct {
+	once sync.Once
+	path string
+	err  error
+}
+
 // RunCapped runs cmd (not yet started) under an address-space limit of
-// MemoryCap bytes, kills its process group after timeout, and reports its
-// exit and peak RSS. The limit is set with sh's ulimit before exec, so the
-// program never runs a single instruction without it.
+// MemoryCap bytes, kills it after timeout, and reports its exit and peak
+// RSS. It runs cmd through the small program internal/testbin/capped,
+// which sets the limit before cmd starts and measures cmd's own peak (see
+// there why a test cannot measure it itself).
 func RunCapped(cmd *exec.Cmd, timeout time.Duration) (*Result, error) {
-	argv := append([]string{"-c", `ulimit -v "$0" && exec "$@"`, strconv.Itoa(MemoryCap >> 10), cmd.Path}, cmd.Args[1:]...)
-	sh := exec.Command("/bin/sh", argv...)
-	sh.Dir, sh.Env, sh.Stdin = cmd.Dir, cmd.Env, cmd.Stdin
-	var out, errb bytes.Buffer
-	sh.Stdout, sh.Stderr = &out, &errb
-	sh.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := sh.Start(); err != nil {
+	capper.once.Do(func() { capper.path, capper.err = build("./internal/testbin/capped") })
+	if capper.err != nil {
+		return nil, capper.err
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	done := make(chan struct{})
+	defer pr.Close()
+	c := exec.Command(capper.path, append([]string{strconv.Itoa(MemoryCap), cmd.Path}, cmd.Args[1:]...)...)
+	c.Dir, c.Env, c.Stdin = cmd.Dir, cmd.Env, cmd.Stdin
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	c.ExtraFiles = []*os.File{pw}
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := c.Start(); err != nil {
+		pw.Close()
+		return nil, err
+	}
+	pw.Close()
 	r := &Result{}
-	go func() {
-		select {
-		case <-ctx.Done():
-			if ctx.Err() == context.DeadlineExceeded {
-				r.TimedOut = true
-				syscall.Kill(-sh.Process.Pid, syscall.SIGKILL)
-			}
-		case <-done:
-		}
-	}()
-	err := sh.Wait()
-	close(done)
+	timer := time.AfterFunc(timeout, func() {
+		r.TimedOut = true
+		syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+	})
+	rep, _ := io.ReadAll(pr)
+	err = c.Wait()
+	timer.Stop()
 	r.Stdout, r.Stderr = out.Bytes(), errb.Bytes()
-	st := sh.ProcessState
-	if st == nil {
-		return nil, fmt.Errorf("%s: %v", cmd.Path, err)
+	var got struct {
+		Exit    int    `json:"exit"`
+		Signal  string `json:"signal"`
+		MaxRSSK int64  `json:"maxrss_kb"`
 	}
-	if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
-		r.PeakRSS = ru.Maxrss << 10
+	if jerr := json.Unmarshal(rep, &got); jerr != nil {
+		if r.TimedOut {
+			r.ExitCode, r.Signal = -1, "killed"
+			return r, nil
+		}
+		return nil, fmt.Errorf("%s: no report from the capper (%v): %v\n%s", cmd.Path, jerr, err, errb.Bytes())
 	}
-	r.ExitCode = st.ExitCode()
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		r.Signal = ws.Signal().String()
-	}
+	r.ExitCode, r.Signal, r.PeakRSS = got.Exit, got.Signal, got.MaxRSSK<<10
 	return r, nil
 }
 
