@@ -90,8 +90,13 @@ type family struct {
 	server, model, scenario string
 }
 
+// familyOf is m's family. Its key joins the names with NUL bytes, so a NUL
+// in a name (a hostile profile or pack) is written as U+FFFD: the key
+// always splits back into three names. Two names that differ only there
+// share a family, which only means they may share a base.
 func familyOf(m *Manifest) family {
-	return family{server: m.Server.Name, model: m.Model.Name, scenario: m.Scenario.ID}
+	clean := func(s string) string { return strings.ReplaceAll(s, "\x00", "\uFFFD") }
+	return family{server: clean(m.Server.Name), model: clean(m.Model.Name), scenario: clean(m.Scenario.ID)}
 }
 
 func (f family) key() []byte {

@@ -1,6 +1,7 @@
 package traces
 
 import (
+	"encoding/json"
 	"github.com/mcpbench/bench/internal/testbin"
 
 	"bufio"
@@ -842,5 +843,40 @@ func TestConcurrentBases(t *testing.T) {
 	}
 	if rep, err := s.Verify(context.Background()); err != nil || !rep.OK() {
 		t.Fatalf("Verify: %v %v", err, rep.Problems)
+	}
+}
+
+// TestNULInNames: a run whose server, model and scenario names hold NUL
+// bytes (the store's family keys join names with NUL) is stored, read back
+// after a reopen, and verifies; before, the next open refused the store as
+// corrupt (issue 16).
+func TestNULInNames(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []ID
+	for _, name := range []string{"a\x00b", "a\x00b\x00c", "a"} {
+		r := fullRun(name, json.RawMessage(`{"x":1}`))
+		r.Manifest.Mode, r.Manifest.Replays = ModeRecord, nil
+		id, err := s.PutRun(r, "golden/nul/"+strconv.Itoa(len(ids)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	s.Close()
+	if s, err = Open(dir, nil); err != nil {
+		t.Fatalf("reopening: %v", err)
+	}
+	defer s.Close()
+	for _, id := range ids {
+		if _, err := s.GetRun(id); err != nil {
+			t.Errorf("run %s: %v", id, err)
+		}
+	}
+	if rep, err := s.Verify(context.Background()); err != nil || len(rep.Problems) > 0 {
+		t.Errorf("verify: %v %+v", err, rep)
 	}
 }
