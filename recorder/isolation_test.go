@@ -3,7 +3,6 @@ package recorder
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mcpbench/bench/fakecentral"
+	"github.com/mcpbench/bench/internal/testbin"
 	"github.com/mcpbench/bench/llm"
 	"github.com/mcpbench/bench/traces"
 )
@@ -32,22 +32,12 @@ func escapeRun(t *testing.T, isolation string) (map[string]string, []string, *tr
 	}
 	defer other.Close()
 	otherAddr, _ := other.Addrs()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	loop, stop, err := testbin.ServeLoopback("the machine's loopback")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("HTTP/1.1 200 OK\r\n\r\nthe machine's loopback"))
-			c.Close()
-		}
-	}()
-	targets := []string{ln.Addr().String(), otherAddr, "192.0.2.1:443"}
+	defer stop()
+	targets := []string{loop, otherAddr, "192.0.2.1:443"}
 	script, _ := filepath.Abs("testdata/escape/server.py")
 	p := &Profile{Name: "escape", Command: []string{py, script}, Env: map[string]string{"ESCAPE_TARGETS": strings.Join(targets, " ")}}
 	if err := p.fill(); err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,22 +44,12 @@ func TestHostileIsolation(t *testing.T) {
 	}
 	defer other.Close()
 	otherAddr, _ := other.Addrs()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	loop, stop, err := testbin.ServeLoopback("the machine's loopback")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("HTTP/1.1 200 OK\r\n\r\nthe machine's loopback"))
-			c.Close()
-		}
-	}()
-	targets := []string{ln.Addr().String(), otherAddr, "192.0.2.1:443"}
+	defer stop()
+	targets := []string{loop, otherAddr, "192.0.2.1:443"}
 	write := func(name, body string) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
