@@ -2,6 +2,7 @@ package traces
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -24,15 +25,46 @@ const (
 type privateFS struct{ vfs.FS }
 
 func (p privateFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	if err := unplant(name); err != nil {
+		return nil, err
+	}
 	return private(p.FS.Create(name, category))
 }
 
 func (p privateFS) OpenReadWrite(name string, category vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
+	if err := refuseLink(name); err != nil {
+		return nil, err
+	}
 	return private(p.FS.OpenReadWrite(name, category, opts...))
 }
 
 func (p privateFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	if err := refuseLink(oldname); err != nil {
+		return nil, err
+	}
+	if err := unplant(newname); err != nil {
+		return nil, err
+	}
 	return private(p.FS.ReuseForWrite(oldname, newname, category))
+}
+
+// unplant removes a symbolic link at name, where the store is about to
+// create a file: a store never writes through a link planted in it (the
+// file it names stays as it was).
+func unplant(name string) error {
+	if fi, err := os.Lstat(name); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return os.Remove(name)
+	}
+	return nil
+}
+
+// refuseLink refuses to write to an existing store file that is a
+// symbolic link.
+func refuseLink(name string) error {
+	if fi, err := os.Lstat(name); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%s is a symbolic link: a store writes only its own files", name)
+	}
+	return nil
 }
 
 func (p privateFS) MkdirAll(dir string, _ os.FileMode) error {
@@ -40,6 +72,9 @@ func (p privateFS) MkdirAll(dir string, _ os.FileMode) error {
 }
 
 func (p privateFS) Lock(name string) (io.Closer, error) {
+	if err := unplant(name); err != nil {
+		return nil, err
+	}
 	c, err := p.FS.Lock(name)
 	if err == nil {
 		if err = os.Chmod(name, privateFileMode); err != nil {

@@ -229,6 +229,10 @@ func openRaw(dir string, o *Options) (*Store, error) {
 		return nil, err
 	}
 	removeStaleSnapshots(dir)
+	if err := refuseLink(filepath.Join(dir, dbDirName)); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("opening store %s: %w", dir, err)
+	}
 	fresh := !storeExists(dir)
 	db, err := pebble.Open(filepath.Join(dir, dbDirName), pebbleOptions(false))
 	if err != nil {
@@ -277,7 +281,13 @@ func pebbleOptions(readOnly bool) *pebble.Options {
 const lockFileName = "bench.lock"
 
 func lockDir(dir string) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(dir, lockFileName), os.O_CREATE|os.O_RDWR, privateFileMode)
+	// The lock file is truncated and written: never through a link
+	// planted in its place.
+	name := filepath.Join(dir, lockFileName)
+	if err := unplant(name); err != nil {
+		return nil, fmt.Errorf("opening store %s: %w", dir, err)
+	}
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, privateFileMode)
 	if err != nil {
 		return nil, fmt.Errorf("opening store %s: %w", dir, err)
 	}

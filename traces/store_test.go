@@ -880,3 +880,62 @@ func TestNULInNames(t *testing.T) {
 		t.Errorf("verify: %v %+v", err, rep)
 	}
 }
+
+// TestStoreWritesNoPlantedLink: links planted where a store writes its
+// lock and its database files (a store directory a pull request could
+// ship) are never written through: the file they name stays as it was,
+// whether the store then opens (the links were replaced) or refuses what
+// it found (issue 16, item 6). A database directory that is a link is
+// refused.
+func TestStoreWritesNoPlantedLink(t *testing.T) {
+	plants := map[string][]string{
+		"lock":    {"bench.lock"},
+		"tables":  {"db/000005.sst", "db/000006.sst", "db/000007.sst", "db/000008.sst"},
+		"wal":     {"db/000001.log", "db/000002.log", "db/000003.log", "db/000004.log"},
+		"options": {"db/OPTIONS-000001", "db/OPTIONS-000003", "db/MANIFEST-000001"},
+	}
+	for name, files := range plants {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			victim := filepath.Join(dir, "victim")
+			if err := os.WriteFile(victim, []byte("precious"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			store := filepath.Join(dir, "store")
+			os.MkdirAll(filepath.Join(store, "db"), 0o700)
+			for _, f := range files {
+				if err := os.Symlink(victim, filepath.Join(store, f)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if s, err := Open(store, nil); err == nil {
+				r := fullRun("linked", json.RawMessage(`{"x":1}`))
+				r.Manifest.Mode, r.Manifest.Replays = ModeRecord, nil
+				if _, err := s.PutRun(r, "golden/linked/0"); err != nil {
+					t.Logf("put: %v", err)
+				}
+				s.Close()
+			} else {
+				t.Logf("refused: %v", err)
+			}
+			if b, _ := os.ReadFile(victim); string(b) != "precious" {
+				t.Errorf("the file a planted link named was written: %q", b)
+			}
+		})
+	}
+	t.Run("db dir", func(t *testing.T) {
+		dir := t.TempDir()
+		elsewhere := filepath.Join(dir, "elsewhere")
+		os.MkdirAll(elsewhere, 0o700)
+		store := filepath.Join(dir, "store")
+		os.MkdirAll(store, 0o700)
+		os.Symlink(elsewhere, filepath.Join(store, "db"))
+		if s, err := Open(store, nil); err == nil {
+			s.Close()
+			t.Error("a database directory that is a link was opened")
+		}
+		if ents, _ := os.ReadDir(elsewhere); len(ents) > 0 {
+			t.Errorf("files written where the link points: %d", len(ents))
+		}
+	})
+}
