@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/mcpbench/bench/internal/bounded"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -288,7 +289,7 @@ func LoadFixture(name string) (*Fixture, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		path = filepath.Join(path, "fixture.yaml")
 	}
-	b, err := os.ReadFile(path)
+	b, err := bounded.ReadFile(path, MaxFixtureBytes)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("load fixture %q: %w (embedded: %s)", name, ErrUnknownFixture, strings.Join(FixtureNames(), ", "))
@@ -308,6 +309,9 @@ func MustLoadFixture(name string) *Fixture {
 }
 
 // ParseFixture parses and expands a bundle; source names it in errors.
+// MaxFixtureBytes bounds a fixture file read from disk.
+const MaxFixtureBytes = 64 << 20
+
 func ParseFixture(data []byte, source string) (*Fixture, error) {
 	var f Fixture
 	dec := yaml.NewDecoder(bytes.NewReader(data))

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpbench/bench/internal/bounded"
 	"os"
 	"path/filepath"
 	"slices"
@@ -204,12 +205,15 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// MaxProfileBytes bounds a profile file (a pull request may change it).
+const MaxProfileBytes = 4 << 20
+
 // LoadProfile reads a profile. path is a servers/*.yaml file, or a JSON file
 // in the "mcpServers" format MCP clients use; with several servers in it,
 // name one as PATH#NAME.
 func LoadProfile(path string) (*Profile, error) {
 	file, name, _ := strings.Cut(path, "#")
-	data, err := os.ReadFile(file)
+	data, err := bounded.ReadFile(file, MaxProfileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("reading server profile: %w", err)
 	}

@@ -128,3 +128,20 @@ func TestProfileNameIsOneLine(t *testing.T) {
 		t.Errorf("a plain name: %v", err)
 	}
 }
+
+// TestProfileTooLarge: a profile over MaxProfileBytes is refused with an
+// error naming the file and the limit, without reading it all.
+func TestProfileTooLarge(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.yaml")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("name: big\ncommand: [x]\n# ")
+	f.Truncate(1 << 30) // sparse: 1 GiB without the disk
+	f.Close()
+	_, err = LoadProfile(path)
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "4 MiB") {
+		t.Errorf("error %v", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"github.com/mcpbench/bench/internal/bounded"
 	"io"
 	"slices"
 	"strings"
@@ -349,10 +350,15 @@ func writeJSONArray[T any](w *bufio.Writer, xs []T, prefix string) error {
 	return err
 }
 
-// ReadReport reads a JSON report, refusing unknown format versions.
+// MaxReportBytes bounds a JSON report ReadReport reads (a baseline may
+// come from an artifact).
+const MaxReportBytes = 256 << 20
+
+// ReadReport reads a JSON report, refusing unknown format versions and
+// reports over MaxReportBytes.
 func ReadReport(rd io.Reader) (*Report, error) {
 	var r Report
-	if err := json.NewDecoder(rd).Decode(&r); err != nil {
+	if err := json.NewDecoder(bounded.Reader(rd, MaxReportBytes, "report")).Decode(&r); err != nil {
 		return nil, fmt.Errorf("reading report: %w", err)
 	}
 	if r.Format != ReportFormat && r.Format != 1 { // format 1 wrote 0 where format 2 writes null

@@ -6,7 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
+	"github.com/mcpbench/bench/internal/bounded"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -60,7 +60,7 @@ func runJudgeCalibrate(_ context.Context, a *app, opts *judgeCalibrateOptions) e
 	if opts.labels == "" {
 		return usageErr(fmt.Errorf("--labels is required"))
 	}
-	data, err := os.ReadFile(opts.labels)
+	data, err := bounded.ReadFile(opts.labels, 64<<20)
 	if err != nil {
 		return usageErr(err)
 	}
