@@ -67,7 +67,7 @@ func checkIsolation(w io.Writer, v string) error {
 	case v == recorder.IsolationKernel:
 		return setupErr(fmt.Errorf("--isolation kernel: %w", err))
 	}
-	fmt.Fprintf(w, "note: servers run under the proxy convention only (%v); --isolation proxy silences this\n", err)
+	fmt.Fprintf(w, "note: servers run under the proxy convention only (%v): a server that ignores the proxy variables can reach the network, and a process it starts in a session of its own can outlive it; --isolation proxy silences this note\n", err)
 	return nil
 }
 
