@@ -118,7 +118,14 @@ func Available() error {
 		cmd.Env = []string{stageEnv + "=probe"}
 		cmd.SysProcAttr = sysProcAttr()
 		if out, err := cmd.CombinedOutput(); err != nil {
-			probeErr = fmt.Errorf("sandbox: the kernel refused user, PID, network and mount namespaces: %v%s", err, trimOut(out))
+			why := ""
+			switch {
+			case errors.Is(err, syscall.ENOSPC):
+				why = " (no user namespace may be made: see /proc/sys/user/max_user_namespaces)"
+			case errors.Is(err, syscall.EPERM), errors.Is(err, syscall.EACCES):
+				why = " (not permitted here: user namespaces disabled, or a container's seccomp or AppArmor policy)"
+			}
+			probeErr = fmt.Errorf("sandbox: the kernel refused user, PID, network and mount namespaces%s: %v%s", why, err, trimOut(out))
 		}
 	})
 	return probeErr
