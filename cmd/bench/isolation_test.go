@@ -73,6 +73,7 @@ env:
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Logf("bench %s: exit %d, peak RSS %d MB", strings.Join(args, " "), res.ExitCode, res.PeakRSS>>20)
 		if res.PeakRSS >= testbin.PeakRSSLimit {
 			t.Errorf("bench %s: peak RSS %d MB, over %d MB", args[0], res.PeakRSS>>20, testbin.PeakRSSLimit>>20)
 		}
