@@ -14,8 +14,9 @@ import (
 
 // TestHostileWireCapped records one run with the bench binary, under
 // testbin's memory cap, against servers whose one message never ends or
-// is over bench's limit (issue 16, rows 2 and 12): each run is stored with
-// an error that names the limit, bench's peak RSS stays under
+// is over bench's limit, or nested too deep, or that answers another id
+// (issue 16, rows 2, 12 and 15): each run is stored with an error that
+// names the cause, bench's peak RSS stays under
 // testbin.PeakRSSLimit, and the server and bench's temporary files are
 // gone when bench exits.
 func TestHostileWireCapped(t *testing.T) {
@@ -33,6 +34,10 @@ func TestHostileWireCapped(t *testing.T) {
 			"a JSON body that never ends"},
 		{"wire.py", "long-line", false, "ERROR       message_too_large: call 0 (list_alerts): the server sent a line over 32 MiB",
 			"a 50 MB line on stdio (row 12)"},
+		{"wire.py", "deep-json", false, "the server sent a message nested over 1000 levels deep",
+			"a result nested 100,000 arrays deep (row 12)"},
+		{"wire.py", "wrong-id", false, "which bench never sent (a JSON-RPC id mismatch)",
+			"a response whose id is not the call's (row 15)"},
 	}
 	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {
