@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpbench/bench/fakecentral"
 	"github.com/mcpbench/bench/internal/testbin"
 	"github.com/mcpbench/bench/llm"
 	"github.com/mcpbench/bench/traces"
@@ -26,18 +25,11 @@ func escapeRun(t *testing.T, isolation string) (map[string]string, []string, *tr
 	if err != nil {
 		t.Skip("python3 not installed")
 	}
-	other, err := fakecentral.Start(&fakecentral.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	otherAddr, _ := other.Addrs()
-	loop, stop, err := testbin.ServeLoopback("the machine's loopback")
+	targets, stop, err := testbin.EscapeTargets()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stop()
-	targets := []string{loop, otherAddr, "192.0.2.1:443"}
 	script, _ := filepath.Abs("testdata/escape/server.py")
 	p := &Profile{Name: "escape", Command: []string{py, script}, Env: map[string]string{"ESCAPE_TARGETS": strings.Join(targets, " ")}}
 	if err := p.fill(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcpbench/bench/internal/bounded"
 	"io"
 	"mime"
 	"strconv"
@@ -50,18 +51,7 @@ func (b *wireBreach) Error() string { return b.msg }
 // the message was ("a line", "an SSE event").
 func tooLarge(what string, limit int) *wireBreach {
 	return &wireBreach{kind: traces.ErrorMessageTooLarge,
-		msg: fmt.Sprintf("the server sent %s over %s, bench's limit on one MCP message", what, formatBytes(limit))}
-}
-
-// formatBytes writes n in MiB or KiB when it is a whole number of them.
-func formatBytes(n int) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
+		msg: fmt.Sprintf("the server sent %s over %s, bench's limit on one MCP message", what, bounded.Size(int64(limit)))}
 }
 
 // wireWatch sees every message between bench and a server below the SDK,

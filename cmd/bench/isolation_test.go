@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpbench/bench/fakecentral"
 	"github.com/mcpbench/bench/internal/testbin"
 	"github.com/mcpbench/bench/recorder"
 )
@@ -38,18 +37,11 @@ func TestHostileIsolation(t *testing.T) {
 	key := "sk-escape-" + strconv.Itoa(os.Getpid()) + "-0123456789abcdef"
 	mark := "escape-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 
-	other, err := fakecentral.Start(&fakecentral.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	otherAddr, _ := other.Addrs()
-	loop, stop, err := testbin.ServeLoopback("the machine's loopback")
+	targets, stop, err := testbin.EscapeTargets()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stop()
-	targets := []string{loop, otherAddr, "192.0.2.1:443"}
 	write := func(name, body string) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)

@@ -63,10 +63,11 @@ func (l *reader) Read(p []byte) (int, error) {
 }
 
 func (l *reader) err() error {
-	return fmt.Errorf("%s: %w (%s)", l.what, ErrTooLarge, size(l.limit))
+	return fmt.Errorf("%s: %w (%s)", l.what, ErrTooLarge, Size(l.limit))
 }
 
-func size(n int64) string {
+// Size writes n bytes in MiB or KiB when it is a whole number of them.
+func Size(n int64) string {
 	switch {
 	case n >= 1<<20 && n%(1<<20) == 0:
 		return fmt.Sprintf("%d MiB", n>>20)

@@ -200,10 +200,11 @@ func mountProc() error {
 
 // mountShm gives the sandbox a /dev/shm of its own: POSIX shared memory
 // and semaphores (libfaketime's, named by a pid that every sandbox has)
-// neither collide between sandboxes nor outlive this one.
+// neither collide between sandboxes nor outlive this one; 256 MiB at most,
+// so that a server cannot fill the machine's memory through it.
 func mountShm() error {
 	if fi, err := os.Stat("/dev/shm"); err != nil || !fi.IsDir() {
 		return nil
 	}
-	return unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777")
+	return unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777,size=256m")
 }
