@@ -16,6 +16,10 @@ type CheckResult struct {
 	Tools      []llm.Tool // after the adapter, in the server's order
 	Boot       []fakecentral.Entry
 	Stderr     string
+	// Sandbox says what the server's sandbox had, in words ("at most 4096
+	// processes", and what the kernel refused); empty under the proxy
+	// convention.
+	Sandbox []string
 }
 
 // Check starts p's server against a fake Central serving fixture (default
@@ -38,7 +42,8 @@ func (r *Recorder) Check(ctx context.Context, p *Profile, fixture string) (*Chec
 		return nil, err
 	}
 	s.conn.close()
-	res := &CheckResult{Initialize: s.conn.init, Boot: s.fake.Journal(), Stderr: redact(s.conn.proc.stderrTail(), s.withheld)}
+	res := &CheckResult{Initialize: s.conn.init, Boot: s.fake.Journal(), Stderr: redact(s.conn.proc.stderrTail(), s.withheld),
+		Sandbox: s.conn.proc.sandboxNotes()}
 	for _, t := range s.conn.tools {
 		name := t.Name
 		if to, ok := p.Adapter.Rename[t.Name]; ok {

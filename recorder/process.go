@@ -141,6 +141,19 @@ func (p *process) transport(base http.RoundTripper) http.RoundTripper {
 	return t
 }
 
+// sandboxNotes says what the process's sandbox has, in words, or nil.
+func (p *process) sandboxNotes() []string {
+	if p == nil || p.sb == nil {
+		return nil
+	}
+	iso := p.sb.Isolation()
+	var out []string
+	if iso.MaxProcs > 0 {
+		out = append(out, fmt.Sprintf("at most %d processes and threads", iso.MaxProcs))
+	}
+	return append(out, iso.Notes...)
+}
+
 // exited reports whether the leader has exited.
 func (p *process) exited() bool {
 	select {

@@ -106,7 +106,7 @@ func runServersCheck(ctx context.Context, a *app, opts *serversCheckOptions) err
 			"server": p.Name, "protocol_version": res.Initialize.ProtocolVersion,
 			"server_info": res.Initialize.ServerInfo, "tools": res.Tools, "cost": cost,
 			"tokenizer": recorder.Tokenizer, "write_gate": p.WriteGateVars(), "boot_calls": calls,
-			"egress": egress, "isolation": res.Initialize.Isolation,
+			"egress": egress, "isolation": res.Initialize.Isolation, "sandbox": res.Sandbox,
 		})
 	}
 	// What the server said (its info, its tools) and what the profile
@@ -124,7 +124,11 @@ func runServersCheck(ctx context.Context, a *app, opts *serversCheckOptions) err
 	if len(p.Adapter.Rename) > 0 {
 		fmt.Fprintf(w, "  adapter renames %d tools\n", len(p.Adapter.Rename))
 	}
-	fmt.Fprintf(w, "  isolation: %s\n", show(res.Initialize.Isolation))
+	if len(res.Sandbox) > 0 {
+		fmt.Fprintf(w, "  isolation: %s (%s)\n", show(res.Initialize.Isolation), show(strings.Join(res.Sandbox, "; ")))
+	} else {
+		fmt.Fprintf(w, "  isolation: %s\n", show(res.Initialize.Isolation))
+	}
 	fmt.Fprintf(w, "  boot calls to Central: %d\n", calls)
 	if len(egress) > 0 {
 		fmt.Fprintf(w, "  egress refused at start-up: %s\n", show(strings.Join(egress, " ")))

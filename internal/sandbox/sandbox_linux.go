@@ -44,6 +44,9 @@ type Spec struct {
 	// refuses it, and the caller journals it. It is called from one
 	// goroutine, in the order of the attempts.
 	Attempt func(Attempt) `json:"-"`
+	// MaxProcs bounds the sandbox's processes and threads (a pids cgroup,
+	// where this process may make one). Default DefaultMaxProcs.
+	MaxProcs int `json:"-"`
 }
 
 // Attempt is a refused connection attempt.
@@ -57,6 +60,7 @@ type Isolation struct {
 	Namespaces bool // user, PID, network and mount namespaces
 	Proc       bool // /proc remounted for the new PID namespace
 	Seccomp    bool // connect(2) journaled through a seccomp notifier
+	MaxProcs   int  // the processes it may have (a pids cgroup), or 0: unbounded
 	Notes      []string
 }
 
@@ -75,7 +79,9 @@ type Sandbox struct {
 	reading  bool
 	readDone chan struct{}
 
-	initPid int // the init's pid, outside
+	initPid int         // the init's pid, outside
+	cgroup  *pidsCgroup // nil: none could be made
+	cgNote  string
 
 	mu     sync.Mutex
 	status string // the server's exit status, as the init saw it
@@ -205,11 +211,31 @@ var startMu sync.Mutex
 // the start: the kernel lets it write the new user namespace's id maps
 // (/proc/PID/uid_map of a child that inherited non-dumpability is root's)
 // only then. Root maps ids with CAP_SETUID and stays non-dumpable.
+//
+// The init is moved into a pids cgroup of its own before it starts the
+// server (it waits for Setup), so every process of the sandbox is counted.
 func (s *Sandbox) Start(cmd *exec.Cmd) error {
 	if err := s.start(cmd); err != nil {
 		return err
 	}
 	s.initPid = cmd.Process.Pid
+	max := s.spec.MaxProcs
+	if max <= 0 {
+		max = DefaultMaxProcs
+	}
+	cg, err := newPidsCgroup(max)
+	if err == nil {
+		if err = cg.add(s.initPid); err != nil {
+			cg.remove()
+			cg = nil
+		}
+	}
+	if err != nil {
+		s.cgNote = "processes not bounded (" + err.Error() + ")"
+	} else {
+		s.cgroup = cg
+		s.iso.MaxProcs = max
+	}
 	return nil
 }
 
@@ -262,7 +288,10 @@ func (s *Sandbox) Setup(timeout time.Duration) error {
 		}
 		s.lns = append(s.lns, ln)
 	}
-	s.iso = Isolation{Namespaces: true, Proc: m.Proc, Seccomp: m.Seccomp, Notes: m.Notes}
+	s.iso = Isolation{Namespaces: true, Proc: m.Proc, Seccomp: m.Seccomp, MaxProcs: s.iso.MaxProcs, Notes: m.Notes}
+	if s.cgNote != "" {
+		s.iso.Notes = append(s.iso.Notes, s.cgNote)
+	}
 	if m.Seccomp {
 		s.notify = watch(m.fds[len(m.fds)-1], s.spec, s.initPid)
 	}
@@ -375,6 +404,9 @@ func (s *Sandbox) Close() {
 	}
 	if s.notify != nil {
 		s.notify.close()
+	}
+	if s.cgroup != nil {
+		s.cgroup.remove()
 	}
 }
 

@@ -50,9 +50,14 @@ type started struct {
 
 func start(t *testing.T, listen []string, args ...string) *started {
 	t.Helper()
+	return startMax(t, listen, 0, args...)
+}
+
+func startMax(t *testing.T, listen []string, maxProcs int, args ...string) *started {
+	t.Helper()
 	st := &started{done: make(chan struct{})}
 	spec := &Spec{Path: python(t), Args: append([]string{"python3", "testdata/hostile.py"}, args...),
-		Env: []string{"PATH=/usr/bin:/bin"}, Dir: ".", Listen: listen,
+		Env: []string{"PATH=/usr/bin:/bin"}, Dir: ".", Listen: listen, MaxProcs: maxProcs,
 		Attempt: func(a Attempt) {
 			st.mu.Lock()
 			st.attempts = append(st.attempts, a.Addr)
@@ -177,6 +182,35 @@ func TestDialIsNotEgress(t *testing.T) {
 	defer st.mu.Unlock()
 	if len(st.attempts) > 0 {
 		t.Errorf("the caller's dials journaled as the server's attempts: %q", st.attempts)
+	}
+}
+
+// TestForkBounded: a server that forks without end stops at the sandbox's
+// process limit (a pids cgroup), and the cgroup goes with the sandbox.
+func TestForkBounded(t *testing.T) {
+	needSandbox(t)
+	probe, err := newPidsCgroup(10)
+	if err != nil {
+		t.Skipf("no pids cgroup here: %v", err)
+	}
+	probe.remove()
+	st := startMax(t, nil, 50, "fork", "200")
+	n, err := strconv.Atoi(st.line(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if iso := st.sb.Isolation(); iso.MaxProcs != 50 {
+		t.Errorf("isolation %+v, want MaxProcs 50", iso)
+	}
+	if n <= 0 || n >= 50 {
+		t.Errorf("%d forks succeeded under a limit of 50 processes", n)
+	}
+	dir := st.sb.cgroup.dir
+	syscall.Kill(-st.cmd.Process.Pid, syscall.SIGKILL)
+	<-st.done
+	st.sb.Close()
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("cgroup %s left behind", dir)
 	}
 }
 

@@ -8,6 +8,8 @@
     hostile.py listen PORT        wait for a line on stdin, then listen on
                                   127.0.0.1:PORT, say "listening", and answer
                                   every connection with "hello"
+    hostile.py fork N             fork N children that sleep forever, print
+                                  how many forks succeeded, then wait
     hostile.py secrets MARKER     look for MARKER (a secret's prefix) in the
                                   environment, /proc/<parent>/environ and
                                   every other readable /proc/*/environ and
@@ -74,6 +76,21 @@ def secrets(marker):
     print(json.dumps(sorted(set(found))), flush=True)
 
 
+def fork(n):
+    made = 0
+    for _ in range(int(n)):
+        try:
+            if os.fork() == 0:
+                while True:
+                    time.sleep(1000)
+            made += 1
+        except OSError:
+            break
+    print(made, flush=True)
+    while True:
+        time.sleep(1000)
+
+
 def listen(port):
     sys.stdin.readline()
     srv = socket.socket()
@@ -89,4 +106,4 @@ def listen(port):
 
 if __name__ == "__main__":
     mode, args = sys.argv[1], sys.argv[2:]
-    {"egress": egress, "setsid": lambda a: setsid(a[0]), "listen": lambda a: listen(a[0]), "secrets": lambda a: secrets(a[0])}[mode](args)
+    {"egress": egress, "setsid": lambda a: setsid(a[0]), "listen": lambda a: listen(a[0]), "fork": lambda a: fork(a[0]), "secrets": lambda a: secrets(a[0])}[mode](args)
