@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbench/bench/internal/escape"
 	"github.com/mcpbench/bench/scenarios"
 	"github.com/mcpbench/bench/traces"
 )
@@ -186,16 +187,15 @@ func launch(ctx context.Context, p *Profile, v Vars, env []string, o *Options, c
 		c.init.Capabilities = mustJSON(ir.Capabilities)
 		c.init.Instructions = ir.Instructions
 	}
-	for t, err := range c.cs.Tools(ctx, nil) {
-		if err != nil {
-			c.close()
-			if b := c.watch.err(); b != nil {
-				err = b
-			}
-			return nil, fmt.Errorf("listing tools: %w", err)
+	tools, err := listTools(ctx, c.cs)
+	if err != nil {
+		c.close()
+		if b := c.watch.err(); b != nil {
+			err = b
 		}
-		c.tools = append(c.tools, t)
+		return nil, fmt.Errorf("listing tools: %w", err)
 	}
+	c.tools = tools
 	return c, nil
 }
 
@@ -220,6 +220,41 @@ func httpClient(base http.RoundTripper, log *wireLog, watch *wireWatch, limit in
 // up (sdkLimit): left at 0, the SDK reads an event without end.
 func httpTransport(url string, hc *http.Client, limit int) *mcp.StreamableClientTransport {
 	return &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1, MaxEventSize: sdkLimit(limit)}
+}
+
+// Bounds on a server's tool list: pages of tools/list, and tools in all.
+// A server whose cursor never ends would otherwise be listed until its
+// start timeout, its tools held all the while.
+const (
+	maxToolPages = 1000
+	maxTools     = 20000
+)
+
+// listTools lists the server's tools page by page, within maxToolPages and
+// maxTools, and refuses a cursor the server already gave.
+func listTools(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
+	var out []*mcp.Tool
+	seen := map[string]bool{}
+	params := &mcp.ListToolsParams{}
+	for page := 1; ; page++ {
+		res, err := cs.ListTools(ctx, params)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res.Tools...)
+		switch {
+		case len(out) > maxTools:
+			return nil, fmt.Errorf("the server listed over %d tools, bench's limit (a tools/list cursor that never ends?)", maxTools)
+		case res.NextCursor == "":
+			return out, nil
+		case seen[res.NextCursor]:
+			return nil, fmt.Errorf("the server gave tools/list cursor %q twice (page %d): its tool list never ends", escape.Line(res.NextCursor), page)
+		case page >= maxToolPages:
+			return nil, fmt.Errorf("the server's tool list is over %d pages, bench's limit (a tools/list cursor that never ends?)", maxToolPages)
+		}
+		seen[res.NextCursor] = true
+		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
+	}
 }
 
 // nopCloser lets the reader end of an in-process connection close it, once.

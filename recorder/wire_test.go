@@ -88,6 +88,10 @@ func TestHostileWire(t *testing.T) {
 		{"wire.py", "init-wrong-id", traces.ErrorStart, `the server sent a response with id "not-yours", which bench never sent (a JSON-RPC id mismatch)`,
 			"a mismatch in the handshake is named at once, not a handshake past the start timeout"},
 		{"wire.py", "big-limits", "", "", "an input schema's counts past 64 bits do not wrap: the valid call reaches the server"},
+		{"wire.py", "endless-pages", traces.ErrorStart, "the server listed over 20000 tools, bench's limit",
+			"a tool list whose cursor never ends is refused at its bound, not listed until the start timeout"},
+		{"wire.py", "repeat-cursor", traces.ErrorStart, `the server gave tools/list cursor "page-1" twice (page 2): its tool list never ends`,
+			"a cursor given twice ends the listing at once"},
 	}
 	dir := t.TempDir()
 	args := json.RawMessage(`{"name":"core","tags":["a"],"opts":{"a":1},"count":5}`)

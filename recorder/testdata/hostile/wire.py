@@ -9,7 +9,9 @@ and HOSTILE_WIRE picks how it answers a tools/call:
     big-limits  answer (the tool list's input schema has integer keywords
                 far beyond 64 bits: maxLength 1.2e29 and the like)
 
-and init-wrong-id answers initialize with an id that is not its own.
+and init-wrong-id answers initialize with an id that is not its own;
+endless-pages lists 100 tools a page with a new tools/list cursor each time,
+repeat-cursor with the same cursor each time.
 
 Its one tool is named HOSTILE_TOOL (default get_status). Every process it
 starts appends its pid to HOSTILE_PIDFILE. Python 3
@@ -60,6 +62,11 @@ def main():
         elif method == "initialize":
             reply({"protocolVersion": msg.get("params", {}).get("protocolVersion", "2025-06-18"),
                    "capabilities": {"tools": {}}, "serverInfo": {"name": "hostile-wire", "version": "1"}})
+        elif method == "tools/list" and mode in ("endless-pages", "repeat-cursor"):
+            page = int(msg.get("params", {}).get("cursor", "page-0").split("-")[-1]) + 1
+            cursor = "page-%d" % page if mode == "endless-pages" else "page-1"
+            reply({"tools": [{"name": "t%d_%d" % (page, i), "inputSchema": {"type": "object"}} for i in range(100)],
+                   "nextCursor": cursor})
         elif method == "tools/list":
             schema = HUGE_SCHEMA if mode == "big-limits" else {"type": "object", "properties": {}}
             reply({"tools": [{"name": os.environ.get("HOSTILE_TOOL", "get_status"), "description": "Get the status of the network.",
