@@ -297,6 +297,11 @@ func waitReady(ctx context.Context, hc *http.Client, ready string, anyStatus boo
 	}
 }
 
+// maxElicitations bounds the elicitations bench answers in one run: past
+// it, each is cancelled and not recorded, so that a server asking without
+// end costs neither memory nor a trace of unbounded size.
+const maxElicitations = 100
+
 // elicitor answers a server's elicitation requests as the current run's
 // scenario says, and records each exchange.
 type elicitor struct {
@@ -304,11 +309,12 @@ type elicitor struct {
 	answer string // approve | decline
 	call   int
 	record func(traces.Elicitation)
+	n      int // answered in this run
 }
 
 func (e *elicitor) set(answer string, call int, record func(traces.Elicitation)) {
 	e.mu.Lock()
-	e.answer, e.call, e.record = answer, call, record
+	e.answer, e.call, e.record, e.n = answer, call, record, 0
 	e.mu.Unlock()
 }
 
@@ -321,7 +327,12 @@ func (e *elicitor) setCall(call int) {
 func (e *elicitor) handle(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	e.mu.Lock()
 	answer, call, record := e.answer, e.call, e.record
+	e.n++
+	over := e.n > maxElicitations
 	e.mu.Unlock()
+	if over {
+		return &mcp.ElicitResult{Action: "cancel"}, nil
+	}
 	res := &mcp.ElicitResult{Action: "decline"}
 	if answer == "approve" {
 		res = &mcp.ElicitResult{Action: "accept", Content: approveContent(req.Params.RequestedSchema)}

@@ -306,3 +306,33 @@ func TestDepthScan(t *testing.T) {
 		}
 	}
 }
+
+// TestElicitationBounded: a server that asks for elicitation a thousand
+// times in one call gets maxElicitations answers, then cancel; the run
+// records those answered, not a thousand events.
+func TestElicitationBounded(t *testing.T) {
+	p := scriptProfile(t, "elicit.py", "", filepath.Join(t.TempDir(), "pids"))
+	rec := New(&Options{Environ: os.Environ()})
+	defer rec.Close()
+	run, err := rec.Run(context.Background(), &Job{Suite: "test", Scenario: hostileScenario(), Profile: p,
+		Model: oracle(t, []llm.PlanStep{{Tool: "get_status"}}, `{"status":"ok"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	var result string
+	for _, e := range run.Events {
+		if e.Elicitation != nil {
+			n++
+		}
+		if e.Call != nil && e.Call.Tool == "get_status" {
+			result = string(e.Call.Result)
+		}
+	}
+	if n != maxElicitations {
+		t.Errorf("%d elicitations recorded, want %d", n, maxElicitations)
+	}
+	if !strings.Contains(result, `\"cancel\": 900`) {
+		t.Errorf("the server saw %s, want 900 cancelled", result)
+	}
+}
