@@ -37,6 +37,7 @@ type Central struct {
 	faults       []faultState
 	overrideKeys []string // Options.ClassOverrides keys, sorted
 	dropped      int
+	captured     int64                  // bytes of bodies kept in this run's journal
 	inflight     map[*http.Request]bool // requests being answered
 }
 
@@ -83,6 +84,7 @@ func (c *Central) Reset() {
 	c.jmu.Lock()
 	c.journal = nil
 	c.dropped = 0
+	c.captured = 0
 	c.seq = 0
 	c.toolCall = -1
 	c.sawToolCall = false
@@ -312,6 +314,13 @@ func (c *Central) record(e Entry) {
 	e.OffsetMS = c.opts.Now().Sub(c.start).Milliseconds()
 	e.ToolCall = c.toolCall
 	e.Boot = !c.sawToolCall
+	if n := int64(len(e.RequestBody) + len(e.ResponseBody)); n > 0 {
+		if c.captured+n > c.opts.MaxCapturedBytes {
+			e.RequestBody, e.ResponseBody, e.BodiesDropped = nil, nil, true
+		} else {
+			c.captured += n
+		}
+	}
 	if len(c.journal) < c.opts.JournalLimit {
 		c.journal = append(c.journal, e)
 	} else {

@@ -29,6 +29,9 @@ type Entry struct {
 	// set (the recorder stores them in the trace); nil otherwise.
 	RequestBody  []byte `json:"request_body,omitempty"`
 	ResponseBody []byte `json:"response_body,omitempty"`
+	// BodiesDropped says the bodies were not kept: the run's bodies had
+	// reached Options.MaxCapturedBytes.
+	BodiesDropped bool `json:"bodies_dropped,omitempty"`
 }
 
 // String is the one-line log form.

@@ -52,6 +52,11 @@ type Options struct {
 	// CaptureBodies keeps each request's and response's body in its journal
 	// entry, for the recorder's traces. Off by default (memory under load).
 	CaptureBodies bool
+	// MaxCapturedBytes bounds the bodies CaptureBodies keeps in one run:
+	// past it, entries are journaled without them (Entry.BodiesDropped), so
+	// that a server hammering the fake costs bench no more. Default 8 MiB
+	// (a scenario run keeps well under 1 MiB).
+	MaxCapturedBytes int64
 
 	// Log, if set, receives one line per request. Default nil (silent).
 	Log io.Writer
@@ -89,6 +94,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if out.JournalLimit <= 0 {
 		out.JournalLimit = 50_000
+	}
+	if out.MaxCapturedBytes <= 0 {
+		out.MaxCapturedBytes = 8 << 20
 	}
 	if out.Now == nil {
 		out.Now = time.Now

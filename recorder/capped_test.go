@@ -38,6 +38,8 @@ func TestHostileWireCapped(t *testing.T) {
 			"a result nested 100,000 arrays deep (row 12)"},
 		{"wire.py", "wrong-id", false, "which bench never sent (a JSON-RPC id mismatch)",
 			"a response whose id is not the call's (row 15)"},
+		{"flood.py", "flood", false, "call 0      list_alerts {} -> ok",
+			"5000 reads of a 20 KB list from the fake in one call: the journal keeps 8 MiB of bodies, not 100 MB"},
 	}
 	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {
