@@ -98,3 +98,34 @@ func TestHostileWireCapped(t *testing.T) {
 		})
 	}
 }
+
+// TestHostileDefinitionsCapped: a server whose one tool is described in
+// 5 MiB (one message well under the size limit, but every model turn would
+// carry it) does not start, the error names the bound, and bench's peak
+// RSS stays under the limit (at 30 MB it was 1.3 GB).
+func TestHostileDefinitionsCapped(t *testing.T) {
+	bench := testbin.Build(t, "./cmd/bench")
+	dir := t.TempDir()
+	script, err := filepath.Abs(filepath.Join("testdata", "hostile", "wire.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof := filepath.Join(dir, "hostile.yaml")
+	profile := fmt.Sprintf("name: reference\nrepo: local\ncommand: [%q, %q]\nenv: {HOSTILE_WIRE: huge-definitions, HOSTILE_TOOL: list_alerts}\n", python3(t), script)
+	if err := os.WriteFile(prof, []byte(profile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bench, "--store", filepath.Join(dir, "store"), "record", "--scenario", "alerts-001", "--server", prof,
+		"--model", "baseline", "--runs", "1")
+	res, err := testbin.RunCapped(cmd, 2*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("peak RSS %d MB", res.PeakRSS>>20)
+	if res.PeakRSS >= testbin.PeakRSSLimit {
+		t.Errorf("bench's peak RSS %d MB, over %d MB", res.PeakRSS>>20, testbin.PeakRSSLimit>>20)
+	}
+	if res.ExitCode != 4 || !strings.Contains(string(res.Stderr), "tool definitions and instructions are over 4 MiB") {
+		t.Errorf("want exit 4 naming the bound: %s", res)
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbench/bench/internal/bounded"
 	"github.com/mcpbench/bench/internal/escape"
 	"github.com/mcpbench/bench/scenarios"
 	"github.com/mcpbench/bench/traces"
@@ -188,6 +189,9 @@ func launch(ctx context.Context, p *Profile, v Vars, env []string, o *Options, c
 		c.init.Instructions = ir.Instructions
 	}
 	tools, err := listTools(ctx, c.cs)
+	if err == nil {
+		err = checkDefinitions(tools, c.init.Instructions)
+	}
 	if err != nil {
 		c.close()
 		if b := c.watch.err(); b != nil {
@@ -220,6 +224,32 @@ func httpClient(base http.RoundTripper, log *wireLog, watch *wireWatch, limit in
 // up (sdkLimit): left at 0, the SDK reads an event without end.
 func httpTransport(url string, hc *http.Client, limit int) *mcp.StreamableClientTransport {
 	return &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1, MaxEventSize: sdkLimit(limit)}
+}
+
+// maxDefinitionBytes bounds what a server defines for the model: its tool
+// list (as JSON) and its instructions together. Every model turn carries
+// them, and bench keeps a copy per turn: 30 MB of one description cost
+// bench 1.3 GB. The servers bench compares define 10 to 25 KB.
+const maxDefinitionBytes = 4 << 20
+
+// checkDefinitions refuses tool definitions and instructions over
+// maxDefinitionBytes.
+func checkDefinitions(tools []*mcp.Tool, instructions string) error {
+	n := len(instructions)
+	for _, t := range tools {
+		b, err := json.Marshal(t)
+		if err != nil {
+			return err
+		}
+		n += len(b)
+		if n > maxDefinitionBytes {
+			break
+		}
+	}
+	if n > maxDefinitionBytes {
+		return fmt.Errorf("the server's tool definitions and instructions are over %s, bench's limit (every model turn carries them)", bounded.Size(maxDefinitionBytes))
+	}
+	return nil
 }
 
 // Bounds on a server's tool list: pages of tools/list, and tools in all.

@@ -10,7 +10,8 @@ and HOSTILE_WIRE picks how it answers a tools/call:
                 far beyond 64 bits: maxLength 1.2e29 and the like)
 
 and init-wrong-id answers initialize with an id that is not its own;
-endless-pages lists 100 tools a page with a new tools/list cursor each time,
+huge-definitions describes its tool in 5 MiB (well under the size of one
+message); endless-pages lists 100 tools a page with a new tools/list cursor each time,
 repeat-cursor with the same cursor each time.
 
 Its one tool is named HOSTILE_TOOL (default get_status). Every process it
@@ -69,7 +70,8 @@ def main():
                    "nextCursor": cursor})
         elif method == "tools/list":
             schema = HUGE_SCHEMA if mode == "big-limits" else {"type": "object", "properties": {}}
-            reply({"tools": [{"name": os.environ.get("HOSTILE_TOOL", "get_status"), "description": "Get the status of the network.",
+            desc = "Get the status of the network." * 180000 if mode == "huge-definitions" else "Get the status of the network."
+            reply({"tools": [{"name": os.environ.get("HOSTILE_TOOL", "get_status"), "description": desc,
                               "inputSchema": schema}]})
         elif method == "tools/call":
             ok = {"content": [{"type": "text", "text": '{"status":"ok"}'}]}
