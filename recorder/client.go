@@ -216,7 +216,21 @@ func stdioTransport(r io.ReadCloser, w io.WriteCloser, watch *wireWatch, limit i
 // with: its exchanges logged, every answer's body bounded (limitBody) and
 // every message shown to the watch.
 func httpClient(base http.RoundTripper, log *wireLog, watch *wireWatch, limit int) *http.Client {
-	return &http.Client{Transport: &captureRT{base: base, log: log, watch: watch, limit: limit}}
+	return &http.Client{Transport: &captureRT{base: base, log: log, watch: watch, limit: limit}, CheckRedirect: sameOrigin}
+}
+
+// sameOrigin lets bench follow a server's redirect only to the server
+// itself (scheme, host and port): a redirect elsewhere would have bench
+// itself connect to an outside host or another loopback port for it.
+func sameOrigin(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("the server redirected 10 times")
+	}
+	first := via[0].URL
+	if req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
+		return fmt.Errorf("the server redirected to %s, another origin than its own (%s://%s): bench follows none", escape.Line(req.URL.Redacted()), first.Scheme, first.Host)
+	}
+	return nil
 }
 
 // httpTransport is the MCP transport to the streamable HTTP server at url,

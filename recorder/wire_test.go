@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -334,5 +336,45 @@ func TestElicitationBounded(t *testing.T) {
 	}
 	if !strings.Contains(result, `\"cancel\": 900`) {
 		t.Errorf("the server saw %s, want 900 cancelled", result)
+	}
+}
+
+// TestRedirectElsewhereRefused: a streamable-HTTP server that answers a
+// call with a redirect to another origin (here a loopback port of the
+// machine) does not make bench connect there: the call fails naming the
+// redirect, and the port sees no connection. Under the proxy convention,
+// where bench's own client would otherwise have followed it.
+func TestRedirectElsewhereRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var hits atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			hits.Add(1)
+			c.Close()
+		}
+	}()
+	p := scriptProfile(t, "streamable.py", "redirect", filepath.Join(t.TempDir(), "pids"))
+	p.Env["HOSTILE_REDIRECT"] = "http://" + ln.Addr().String() + "/elsewhere"
+	rec := New(&Options{Environ: os.Environ(), Isolation: IsolationProxy})
+	defer rec.Close()
+	run, err := rec.Run(context.Background(), &Job{Suite: "test", Scenario: hostileScenario(), Profile: p,
+		Model: oracle(t, []llm.PlanStep{{Tool: "get_status"}}, `{"status":"ok"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := hits.Load(); n > 0 {
+		t.Errorf("bench followed the redirect: %d connections to %s", n, ln.Addr())
+	}
+	b, _ := json.Marshal(run.Events)
+	if !strings.Contains(string(b), "another origin than its own") {
+		t.Errorf("the run does not name the redirect: %s", b)
 	}
 }

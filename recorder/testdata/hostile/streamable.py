@@ -5,6 +5,7 @@ answers a tools/call:
 
     sse-line      an event stream of one line that never ends: "data: xxx..."
     json-body     an application/json body that never ends
+    redirect      a 307 to HOSTILE_REDIRECT (another origin than its own)
     wrong-id      an application/json answer whose id is not the call's
     sse-wrong-id  an event stream of one answer whose id is not the call's,
                   left open
@@ -57,6 +58,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             result = {"tools": [{"name": os.environ.get("HOSTILE_TOOL", "get_status"), "description": "Get the status of the network.",
                                  "inputSchema": {"type": "object", "properties": {}}}]}
         elif method == "tools/call":
+            if MODE == "redirect":
+                self.send_response(307)
+                self.send_header("Location", os.environ["HOSTILE_REDIRECT"])
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             if MODE == "sse-line":
                 self.endless("text/event-stream", b"data: ")
                 return
