@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -19,14 +18,11 @@ import (
 // keeps its pids.
 const DefaultMaxProcs = 4096
 
-var (
-	cgroupSeq atomic.Int64
-	sweepOnce sync.Once
-)
+var cgroupSeq atomic.Int64
 
 // sweep removes the cgroups of sandboxes whose bench is gone (killed
-// before it could remove them); they are empty, as the kernel killed
-// their processes with their init.
+// before it could remove them), at each new sandbox: they are empty once
+// the kernel has finished killing their processes with their init.
 func sweep(parent string) {
 	dirs, _ := filepath.Glob(filepath.Join(parent, "bench-sandbox-*-*"))
 	for _, d := range dirs {
@@ -35,7 +31,7 @@ func sweep(parent string) {
 		if err != nil || pid == os.Getpid() {
 			continue
 		}
-		if syscall.Kill(pid, 0) == nil {
+		if benchRuns(pid) {
 			continue // that bench still runs
 		}
 		os.Remove(d)
@@ -53,7 +49,7 @@ func newPidsCgroup(max int) (*pidsCgroup, error) {
 	if err != nil {
 		return nil, err
 	}
-	sweepOnce.Do(func() { sweep(parent) })
+	sweep(parent)
 	dir := filepath.Join(parent, fmt.Sprintf("bench-sandbox-%d-%d", os.Getpid(), cgroupSeq.Add(1)))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("making a pids cgroup: %w", err)
@@ -117,4 +113,18 @@ func (c *pidsCgroup) remove() {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// benchRuns reports whether pid is a live process: a zombie (a killed bench
+// its parent has not reaped) is not.
+func benchRuns(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"golang.org/x/sys/unix"
 	"io"
 	"net"
 	"net/http"
@@ -315,4 +316,46 @@ func TestSecretCaller(t *testing.T) {
 	}
 	st := start(t, nil, "secrets", "sk-bench-secret-")
 	fmt.Printf("FOUND %s\n", st.line(t))
+}
+
+// TestSweepStaleCgroups: the cgroup a killed bench left (its pid gone, or
+// a zombie its parent has not reaped) is removed when a sandbox starts;
+// those of a live bench, this one included, stay.
+func TestSweepStaleCgroups(t *testing.T) {
+	parent, err := pidsParent()
+	if err != nil {
+		t.Skipf("no pids cgroup here: %v", err)
+	}
+	zombie := exec.Command("/bin/true")
+	if err := zombie.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Waited for without being reaped (WNOWAIT): a zombie until the end.
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_PID, zombie.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil); err != nil {
+		t.Fatal(err)
+	}
+	if benchRuns(zombie.Process.Pid) {
+		t.Fatal("a zombie counts as running")
+	}
+	gone := filepath.Join(parent, fmt.Sprintf("bench-sandbox-%d-1", 4194303))
+	dead := filepath.Join(parent, fmt.Sprintf("bench-sandbox-%d-1", zombie.Process.Pid))
+	mine := filepath.Join(parent, fmt.Sprintf("bench-sandbox-%d-999999", os.Getpid()))
+	for _, d := range []string{gone, dead, mine} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer os.Remove(mine)
+	sweep(parent)
+	zombie.Wait()
+	for _, d := range []string{gone, dead} {
+		if _, err := os.Stat(d); err == nil {
+			os.Remove(d)
+			t.Errorf("%s not swept", d)
+		}
+	}
+	if _, err := os.Stat(mine); err != nil {
+		t.Errorf("a live bench's cgroup was swept")
+	}
 }
