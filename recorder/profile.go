@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcpbench/bench/internal/bounded"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +17,8 @@ import (
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/mcpbench/bench/internal/bounded"
 )
 
 // ProfileFormat is the version of the servers/*.yaml profile format. A

@@ -6,13 +6,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/mcpbench/bench/internal/bounded"
 	"io"
 	"mime"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/mcpbench/bench/internal/bounded"
 	"github.com/mcpbench/bench/traces"
 )
 

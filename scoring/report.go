@@ -6,11 +6,11 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"github.com/mcpbench/bench/internal/bounded"
 	"io"
 	"slices"
 	"strings"
 
+	"github.com/mcpbench/bench/internal/bounded"
 	"github.com/mcpbench/bench/traces"
 )
 

@@ -1,12 +1,10 @@
 package traces
 
 import (
-	"encoding/json"
-	"github.com/mcpbench/bench/internal/testbin"
-
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +19,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/mcpbench/bench/internal/testbin"
 )
 
 func openTemp(t *testing.T) *Store {

@@ -6,11 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/mcpbench/bench/internal/bounded"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpbench/bench/internal/bounded"
 	"github.com/mcpbench/bench/scoring"
 )
 

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/mcpbench/bench/recorder"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"github.com/mcpbench/bench/traces"
 
 	"github.com/mcpbench/bench/internal/testbin"
+	"github.com/mcpbench/bench/recorder"
 )
 
 // TestMain lets testscript run `bench` in-process: scripts under
