@@ -25,7 +25,7 @@ func init() {
 	case "init":
 		os.Exit(runInit())
 	case "probe":
-		os.Exit(0)
+		os.Exit(runProbe())
 	}
 }
 
@@ -110,8 +110,22 @@ var (
 	probeErr  error
 )
 
+// runProbe is the probe's process 1: it does what an init must be able to
+// do (bring the loopback up). A kernel may let a process make the
+// namespaces and yet give it no capability in them (Ubuntu's AppArmor
+// restriction of unprivileged user namespaces does): then no sandbox can
+// work here, and Available says so.
+func runProbe() int {
+	if err := loopbackUp(); err != nil {
+		fmt.Fprintf(os.Stderr, "the namespaces were made, but bringing their loopback up failed: %v\n", err)
+		return 3
+	}
+	return 0
+}
+
 // Available reports whether this process can start sandboxes: nil, or why
-// not. It starts one trivial sandbox the first time it is called.
+// not. It starts one trivial sandbox the first time it is called, which
+// brings its loopback up.
 func Available() error {
 	probeOnce.Do(func() {
 		self, err := os.Executable()

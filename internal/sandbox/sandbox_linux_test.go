@@ -324,6 +324,12 @@ func TestSecretCaller(t *testing.T) {
 // those of a live bench, this one included, stay.
 func TestSweepStaleCgroups(t *testing.T) {
 	parent, err := pidsParent()
+	if err == nil {
+		var probe *pidsCgroup
+		if probe, err = newPidsCgroup(10); err == nil {
+			probe.remove()
+		}
+	}
 	if err != nil {
 		t.Skipf("no pids cgroup here: %v", err)
 	}
@@ -358,5 +364,57 @@ func TestSweepStaleCgroups(t *testing.T) {
 	}
 	if _, err := os.Stat(mine); err != nil {
 		t.Errorf("a live bench's cgroup was swept")
+	}
+}
+
+// TestAsAnotherUser runs this package's sandbox tests again as nobody
+// (when the tests run as root and setpriv is there): a user who is not
+// root makes the sandbox differently (its own ids mapped, two ambient
+// capabilities for the init, dumpable while it starts one), and CI
+// runners are such users.
+func TestAsAnotherUser(t *testing.T) {
+	if os.Getenv("BENCH_SANDBOX_AS_NOBODY") != "" {
+		t.Skip("already nobody")
+	}
+	needSandbox(t)
+	setpriv, err := exec.LookPath("setpriv")
+	if os.Geteuid() != 0 || err != nil {
+		t.Skip("needs root and setpriv")
+	}
+	dir, err := os.MkdirTemp("", "bench-sandbox-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	self, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "sandbox.test")
+	script, err := os.ReadFile("testdata/hostile.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(bin, self, 0o755))
+	must(os.Mkdir(filepath.Join(dir, "testdata"), 0o755))
+	must(os.WriteFile(filepath.Join(dir, "testdata", "hostile.py"), script, 0o644))
+	must(os.Chmod(dir, 0o755))
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "-test.v",
+		"-test.run=^(TestEgress|TestDialIsNotEgress|TestSetsidContained|TestNoSecrets)$")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "BENCH_SANDBOX_AS_NOBODY=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("as nobody: %v\n%s", err, out)
+	}
+	for _, name := range []string{"TestEgress", "TestDialIsNotEgress", "TestSetsidContained", "TestNoSecrets"} {
+		if !strings.Contains(string(out), "--- PASS: "+name) {
+			t.Errorf("as nobody, %s did not pass:\n%s", name, out)
+		}
 	}
 }
