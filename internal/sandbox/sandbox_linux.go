@@ -369,20 +369,23 @@ func (s *Sandbox) ExitStatus() string {
 // loopback). Dials are made by the init, one at a time.
 func (s *Sandbox) Dial(ctx context.Context, addr string) (net.Conn, error) {
 	s.dialMu.Lock()
-	defer s.dialMu.Unlock()
 	if err := s.send(ctlMsg{Dial: addr}); err != nil {
+		s.dialMu.Unlock()
 		return nil, fmt.Errorf("dial %s in the sandbox: %w", addr, err)
 	}
 	var m ctlMsg
 	var ok bool
 	select {
 	case m, ok = <-s.replies:
+		s.dialMu.Unlock()
 	case <-ctx.Done():
-		// The reply still comes: take it, so the next dial reads its own.
+		// The reply still comes: take it, and only then let the next dial
+		// send, so that it reads its own reply.
 		go func() {
 			if m, ok := <-s.replies; ok {
 				closeFDs(m.fds)
 			}
+			s.dialMu.Unlock()
 		}()
 		return nil, ctx.Err()
 	}

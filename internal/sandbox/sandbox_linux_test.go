@@ -216,6 +216,31 @@ func TestForkBounded(t *testing.T) {
 	}
 }
 
+// TestDialCancelledKeepsOrder: a dial whose context ends before its reply
+// does not leave that reply to the next dial (each dial reads its own):
+// cancelled dials to a closed port, each followed by a dial to the
+// listening server, which must connect every time.
+func TestDialCancelledKeepsOrder(t *testing.T) {
+	needSandbox(t)
+	addr := listenHost(t, "a port of the machine, taken for its number")
+	_, port, _ := net.SplitHostPort(addr)
+	st := start(t, nil, "listen", port)
+	io.WriteString(st.stdin, "go\n")
+	if got := st.line(t); got != "listening" {
+		t.Fatalf("server said %q", got)
+	}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for i := range 50 {
+		st.sb.Dial(cancelled, "127.0.0.1:1")
+		c, err := st.sb.Dial(context.Background(), addr)
+		if err != nil {
+			t.Fatalf("dial %d after a cancelled one: %v", i, err)
+		}
+		c.Close()
+	}
+}
+
 // TestSetsidContained: a grandchild that left the server's session and
 // process group dies with the server's init, and is gone once the init has
 // been reaped.
