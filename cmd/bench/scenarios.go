@@ -71,7 +71,7 @@ func runScenariosLint(a *app, opts *scenariosLintOptions) error {
 	list, errs := loadScenarios(opts.paths)
 	vopts := &scenarios.ValidateOptions{}
 	if !opts.noFake {
-		vopts.Catalog = fakeCatalog()
+		vopts.Catalog = fakecentral.NewCatalog()
 	}
 	errs = append(errs, asErrorList(scenarios.Validate(list, vopts))...)
 	if opts.config != "" {
@@ -265,39 +265,4 @@ func asErrorList(err error) scenarios.ErrorList {
 		return l
 	}
 	return scenarios.ErrorList{{Msg: err.Error()}}
-}
-
-// fakeCatalog adapts the fake Central to the catalog validation needs.
-func fakeCatalog() scenarios.Catalog {
-	return &fakeCentralCatalog{fixtures: map[string]*fakecentral.Fixture{}}
-}
-
-// fakeCentralCatalog answers scenarios.Catalog from fakecentral's embedded
-// fixtures and route table.
-type fakeCentralCatalog struct {
-	fixtures map[string]*fakecentral.Fixture // loaded bundles; nil value: not found
-}
-
-func (c *fakeCentralCatalog) fixture(name string) *fakecentral.Fixture {
-	fx, ok := c.fixtures[name]
-	if !ok {
-		fx, _ = fakecentral.LoadFixture(name)
-		c.fixtures[name] = fx
-	}
-	return fx
-}
-
-func (c *fakeCentralCatalog) HasFixture(name string) bool { return c.fixture(name) != nil }
-
-func (c *fakeCentralCatalog) HasEntity(fixture, kind, id string) bool {
-	fx := c.fixture(fixture)
-	return fx != nil && fx.HasEntity(kind, id)
-}
-
-func (c *fakeCentralCatalog) Serves(method, pattern string) bool {
-	return fakecentral.Serves(method+" "+pattern) != fakecentral.NotServed
-}
-
-func (c *fakeCentralCatalog) Class(method, path string) string {
-	return string(fakecentral.Classify(method, path))
 }

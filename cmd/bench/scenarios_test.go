@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpbench/bench/fakecentral"
 )
 
 // runBench runs bench with args and returns the exit code and the streams.
@@ -122,7 +124,7 @@ func TestScenariosListStage(t *testing.T) {
 // TestFakeCentralCatalog checks the adapter against the real fake: fixtures,
 // entities, served routes and classes.
 func TestFakeCentralCatalog(t *testing.T) {
-	c := fakeCatalog()
+	c := fakecentral.NewCatalog()
 	checks := []struct {
 		name string
 		got  bool
