@@ -87,7 +87,10 @@ type Options struct {
 	// See docs/architecture.md, "Isolation".
 	Isolation string
 	// HTTPTransport carries bench's HTTP to streamable HTTP servers.
-	// Default http.DefaultTransport.
+	// Default http.DefaultTransport. For a server in a sandbox, bench
+	// dials through the sandbox: an *http.Transport is cloned with that
+	// dialer, any other RoundTripper replaced by such a clone of the
+	// default.
 	HTTPTransport http.RoundTripper
 	// Connect, when set, replaces launching the profile's server: it returns
 	// a connection to a server that the caller runs in process, speaking
