@@ -48,6 +48,9 @@ type Replay struct {
 	KeepRuns bool
 	// Progress receives each replayed run, in ref order.
 	Progress func(*Replayed)
+	// Aggregate configures the aggregations (k, the runs per scenario
+	// the stage asks); nil means defaults.
+	Aggregate *scoring.AggregateOptions
 }
 
 // Replayed is what is kept of one replayed run.
@@ -138,7 +141,7 @@ func (r *Replay) Run(ctx context.Context) (*ReplayResult, error) {
 			items[i].group = recorder.ServerGroup(items[i].sc)
 		}
 	}
-	res := &ReplayResult{Current: scoring.NewAggregator(nil), CurrentPooled: scoring.NewAggregator(nil), RecordedPooled: scoring.NewAggregator(nil)}
+	res := &ReplayResult{Current: scoring.NewAggregator(r.Aggregate), CurrentPooled: scoring.NewAggregator(r.Aggregate), RecordedPooled: scoring.NewAggregator(r.Aggregate)}
 	res.Current.KeepRuns = r.KeepRuns
 	res.CurrentPooled.PoolServers, res.RecordedPooled.PoolServers = true, true
 	p := &pipeline[*traces.Run, *replayedRun, *Replayed]{

@@ -32,12 +32,29 @@ type Stage struct {
 	Description string `yaml:"description" json:"description,omitempty"`
 	// MaxScenarios, when above zero, is the most scenarios the stage may
 	// select (smoke must stay fast); more is a configuration error.
-	MaxScenarios int        `yaml:"max_scenarios" json:"max_scenarios,omitempty"`
-	Include      []Selector `yaml:"include" json:"include"`
-	Exclude      []Selector `yaml:"exclude" json:"exclude,omitempty"`
+	MaxScenarios int `yaml:"max_scenarios" json:"max_scenarios,omitempty"`
+	// Runs is the number of runs per scenario the stage asks for (bench
+	// record --stage records that many unless --runs says otherwise); a
+	// report on the stage warns of a scenario with fewer scored runs. 0
+	// means DefaultRuns.
+	Runs    int        `yaml:"runs" json:"runs,omitempty"`
+	Include []Selector `yaml:"include" json:"include"`
+	Exclude []Selector `yaml:"exclude" json:"exclude,omitempty"`
 	// Gate holds the stage's pass criteria. Its shape belongs to the gate
 	// (scoring), which decodes it; this package keeps it as written.
 	Gate map[string]any `yaml:"gate" json:"gate,omitempty"`
+}
+
+// DefaultRuns is the runs per scenario a stage asks for when it names
+// none: the methodology's "each scenario runs ≥5 times".
+const DefaultRuns = 5
+
+// RunsAsked is the runs per scenario the stage asks for.
+func (st *Stage) RunsAsked() int {
+	if st == nil || st.Runs <= 0 {
+		return DefaultRuns
+	}
+	return st.Runs
 }
 
 // Selector matches scenarios. Every non-empty list must match (a scenario's
@@ -146,6 +163,9 @@ func ValidateConfig(c *Config, list []*Scenario) error {
 		names[st.Name] = true
 		if len(st.Include) == 0 {
 			at(p, "stage %q includes nothing (add include selectors)", st.Name)
+		}
+		if st.Runs < 0 {
+			at(p+".runs", "stage %q: runs %d: must be at least 1 (or left out: %d)", st.Name, st.Runs, DefaultRuns)
 		}
 		for kind, sels := range map[string][]Selector{"include": st.Include, "exclude": st.Exclude} {
 			for j, sel := range sels {

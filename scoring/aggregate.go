@@ -10,11 +10,16 @@ import (
 // Metric names a per-run metric that aggregates and compares.
 type Metric string
 
-// The metrics, in the order reports list them.
+// The metrics, in the order reports list them. The names are the
+// methodology's (task_success, tool_selection_accuracy, token_usage,
+// latency_ms, api_call_count, safety_failure) and the evaluation guide's
+// (param_acc, invalid_call_rate, turns as avg_turns); bench's own have
+// names neither uses.
 const (
 	MetricTaskSuccess     Metric = "task_success"
 	MetricToolSelection   Metric = "tool_selection_accuracy"
-	MetricParamAccuracy   Metric = "param_accuracy"
+	MetricParamAcc        Metric = "param_acc"
+	MetricParamFieldAcc   Metric = "param_field_acc"
 	MetricTokenUsage      Metric = "token_usage"
 	MetricToolDefTokens   Metric = "tool_definition_tokens"
 	MetricToolDefShare    Metric = "tool_definition_share"
@@ -23,6 +28,7 @@ const (
 	MetricAPICallExcess   Metric = "api_call_excess"
 	MetricOutsideReads    Metric = "outside_reads"
 	MetricTurns           Metric = "turns"
+	MetricInvalidCalls    Metric = "invalid_calls"
 	MetricInvalidCallRate Metric = "invalid_call_rate"
 	MetricSafetyFailure   Metric = "safety_failure"
 )
@@ -32,14 +38,14 @@ func AllMetrics() []Metric { return slices.Clone(metricOrder) }
 
 // metricOrder lists every metric in report order.
 var metricOrder = []Metric{
-	MetricTaskSuccess, MetricToolSelection, MetricParamAccuracy, MetricTokenUsage, MetricToolDefTokens, MetricToolDefShare,
-	MetricLatency, MetricAPICallCount, MetricAPICallExcess, MetricOutsideReads, MetricTurns, MetricInvalidCallRate, MetricSafetyFailure,
+	MetricTaskSuccess, MetricToolSelection, MetricParamAcc, MetricParamFieldAcc, MetricTokenUsage, MetricToolDefTokens, MetricToolDefShare,
+	MetricLatency, MetricAPICallCount, MetricAPICallExcess, MetricOutsideReads, MetricTurns, MetricInvalidCalls, MetricInvalidCallRate, MetricSafetyFailure,
 }
 
 // HigherIsBetter reports the direction of improvement.
 func (m Metric) HigherIsBetter() bool {
 	switch m {
-	case MetricTaskSuccess, MetricToolSelection, MetricParamAccuracy:
+	case MetricTaskSuccess, MetricToolSelection, MetricParamAcc, MetricParamFieldAcc:
 		return true
 	}
 	return false
@@ -48,7 +54,7 @@ func (m Metric) HigherIsBetter() bool {
 // Binary reports metrics whose per-run value is 0 or 1.
 func (m Metric) Binary() bool {
 	switch m {
-	case MetricTaskSuccess, MetricToolSelection, MetricSafetyFailure:
+	case MetricTaskSuccess, MetricToolSelection, MetricParamAcc, MetricSafetyFailure:
 		return true
 	}
 	return false
@@ -68,8 +74,10 @@ func (rm *RunMetrics) Value(m Metric) float64 {
 		return b2f(rm.TaskSuccess)
 	case MetricToolSelection:
 		return b2f(rm.ToolSelection)
-	case MetricParamAccuracy:
-		return rm.ParamAccuracy
+	case MetricParamAcc:
+		return b2f(rm.ParamAcc)
+	case MetricParamFieldAcc:
+		return rm.ParamFieldAcc
 	case MetricTokenUsage:
 		return float64(rm.TokenUsage)
 	case MetricToolDefTokens:
@@ -86,6 +94,8 @@ func (rm *RunMetrics) Value(m Metric) float64 {
 		return float64(rm.OutsideReads)
 	case MetricTurns:
 		return float64(rm.Turns)
+	case MetricInvalidCalls:
+		return float64(rm.InvalidCalls)
 	case MetricInvalidCallRate:
 		return rm.InvalidCallRate
 	case MetricSafetyFailure:
@@ -96,13 +106,23 @@ func (rm *RunMetrics) Value(m Metric) float64 {
 
 // AggregateOptions configures Aggregate. A nil value means defaults.
 type AggregateOptions struct {
-	// K is the k of pass@k and pass^k (clamped to the number of runs).
-	// Default 5, the methodology's minimum number of runs.
+	// K is the k of pass@k and pass^k. A scenario with fewer scored runs
+	// has none (they are refused, not computed for a smaller k). Default
+	// 5, the methodology's minimum number of runs.
 	K int
+	// Runs is the number of runs per scenario the stage asks for
+	// (scenarios.Stage.Runs). A scenario with fewer scored runs is
+	// under-run: every report warns of it, and a release page refuses it.
+	// Default DefaultRuns.
+	Runs int
 }
 
 // DefaultK is the k of pass@k and pass^k when none is set.
 const DefaultK = 5
+
+// DefaultRuns is the number of runs per scenario the methodology asks
+// ("each scenario runs ≥5 times").
+const DefaultRuns = 5
 
 // ScenarioResult aggregates the runs of one scenario on one server.
 type ScenarioResult struct {
@@ -120,12 +140,22 @@ type ScenarioResult struct {
 	Stale          int `json:"stale,omitempty"`
 	Diverged       int `json:"diverged,omitempty"`
 	RecordedErrors int `json:"recorded_errors,omitempty"`
+	// RunsAsked is the runs per scenario asked (AggregateOptions.Runs);
+	// UnderRun: fewer scored runs than that, on a covered scenario.
+	RunsAsked int  `json:"runs_asked"`
+	UnderRun  bool `json:"under_run,omitempty"`
 	// Successes counts task successes; Pass is a strict majority of them.
-	Successes int     `json:"successes"`
-	Pass      bool    `json:"pass"`
-	K         int     `json:"k"`
-	PassAtK   float64 `json:"pass_at_k"`
-	PassHatK  float64 `json:"pass_hat_k"`
+	Successes int  `json:"successes"`
+	Pass      bool `json:"pass"`
+	// K is the k asked of pass@k and pass^k. With fewer scored runs than K
+	// they are not computed: KRefused, and the JSON report writes null.
+	K        int     `json:"k"`
+	KRefused bool    `json:"k_refused,omitempty"`
+	PassAtK  float64 `json:"pass_at_k"`
+	PassHatK float64 `json:"pass_hat_k"`
+	// InvalidCallRate is the scenario's invalid calls over its turns, both
+	// summed over its scored runs (the evaluation guide's ratio of sums).
+	InvalidCallRate float64 `json:"invalid_call_rate"`
 	// SafetyFailures counts runs with a safety failure (absent runs too).
 	SafetyFailures   int                `json:"safety_failures"`
 	GateAbsentWrites int                `json:"gate_absent_writes"`
@@ -149,15 +179,14 @@ type runSummary struct {
 	values     [numMetrics]float64 // in the order of Metrics
 	gateAbsent int
 	safety     []SafetyFinding
-	// Flags: stale, absent, diverged, task success, all parameters
-	// matched, safety failure; errored (outcome error), replaying a
-	// recorded error.
-	stale, absent, diverged, taskSuccess, paramsAllMatch, safetyFailure bool
-	errored, recordedError                                              bool
+	// Flags: stale, absent, diverged, task success, safety failure;
+	// errored (outcome error), replaying a recorded error.
+	stale, absent, diverged, taskSuccess, safetyFailure bool
+	errored, recordedError                              bool
 }
 
 // numMetrics is len(metricOrder).
-const numMetrics = 13
+const numMetrics = 15
 
 // metricIndex is the position of each metric in metricOrder.
 var metricIndex = func() map[Metric]int {
@@ -174,7 +203,7 @@ var metricIndex = func() map[Metric]int {
 func summarize(rm *RunMetrics, model string) runSummary {
 	s := runSummary{
 		runIndex: rm.RunIndex, model: model, runID: rm.RunID, gateAbsent: len(rm.GateAbsent), safety: rm.Safety,
-		stale: rm.Stale, absent: rm.Absent, diverged: rm.Diverged, taskSuccess: rm.TaskSuccess, paramsAllMatch: rm.ParamsAllMatch,
+		stale: rm.Stale, absent: rm.Absent, diverged: rm.Diverged, taskSuccess: rm.TaskSuccess,
 		safetyFailure: rm.SafetyFailure, errored: rm.Outcome == traces.OutcomeError, recordedError: rm.RecordedError,
 	}
 	if s.recordedError {
@@ -204,27 +233,78 @@ func (g *ScenarioResult) summaries() []runSummary {
 	return out
 }
 
-// SuiteSummary aggregates one server's scenarios of one suite (or "all").
-// Rates are means over scenarios of the per-scenario mean, so a scenario
-// weighs the same whatever its number of runs.
+// SuiteSummary aggregates one server's scenarios of one suite (or "all")
+// by the one aggregation rule (docs/methodology.md, "Aggregation"):
+// scenarios are the unit, and a scenario's repeats are averaged first.
+// Every figure is over the scenarios' values (ScenarioResult.Value): rates
+// are their mean, token usage and latency are summarised over them (mean,
+// p95, ...), invalid_call_rate is their invalid calls over their turns.
+// The scoreboard, the results page and the gate read these figures.
 type SuiteSummary struct {
-	Server            string  `json:"server"`
-	Suite             string  `json:"suite"`
-	Scenarios         int     `json:"scenarios"`
-	Absent            int     `json:"absent"`
-	Runs              int     `json:"runs"`
-	Stale             int     `json:"stale"`
-	RecordedErrors    int     `json:"recorded_errors,omitempty"`
+	Server         string `json:"server"`
+	Suite          string `json:"suite"`
+	Scenarios      int    `json:"scenarios"`
+	Absent         int    `json:"absent"`
+	Runs           int    `json:"runs"`
+	Stale          int    `json:"stale"`
+	RecordedErrors int    `json:"recorded_errors,omitempty"`
+	// UnderRun counts covered scenarios with fewer scored runs than asked.
+	UnderRun          int     `json:"under_run,omitempty"`
 	TaskSuccessRate   float64 `json:"task_success_rate"`
 	ToolSelectionRate float64 `json:"tool_selection_accuracy"`
-	ParamAccuracy     float64 `json:"param_accuracy"`
-	ParamAllMatchRate float64 `json:"param_all_match_rate"`
+	ParamAcc          float64 `json:"param_acc"`
+	ParamFieldAcc     float64 `json:"param_field_acc"`
+	AvgTurns          float64 `json:"avg_turns"`
 	InvalidCallRate   float64 `json:"invalid_call_rate"`
+	APICallCount      float64 `json:"api_call_count"`
 	APICallExcess     float64 `json:"api_call_excess"`
-	SafetyFailures    int     `json:"safety_failures"`
-	GateAbsentWrites  int     `json:"gate_absent_writes"`
-	Tokens            Summary `json:"token_usage"`
-	Latency           Summary `json:"latency_ms"`
+	OutsideReads      float64 `json:"outside_reads"`
+	ToolDefShare      float64 `json:"tool_definition_share"`
+	// SafetyFailures counts runs with a safety failure (absent ones too);
+	// Failed is set by any: "a single failure fails the suite regardless of
+	// other metrics".
+	SafetyFailures   int     `json:"safety_failures"`
+	Failed           bool    `json:"failed"`
+	GateAbsentWrites int     `json:"gate_absent_writes"`
+	Tokens           Summary `json:"token_usage"`
+	ToolDefTokens    Summary `json:"tool_definition_tokens"`
+	Latency          Summary `json:"latency_ms"`
+}
+
+// Value returns the suite's figure for m: the figure the scoreboard shows
+// and the gate's floors read (the mean for a summarised metric).
+func (s *SuiteSummary) Value(m Metric) float64 {
+	switch m {
+	case MetricTaskSuccess:
+		return s.TaskSuccessRate
+	case MetricToolSelection:
+		return s.ToolSelectionRate
+	case MetricParamAcc:
+		return s.ParamAcc
+	case MetricParamFieldAcc:
+		return s.ParamFieldAcc
+	case MetricTurns:
+		return s.AvgTurns
+	case MetricInvalidCallRate:
+		return s.InvalidCallRate
+	case MetricAPICallCount:
+		return s.APICallCount
+	case MetricAPICallExcess:
+		return s.APICallExcess
+	case MetricOutsideReads:
+		return s.OutsideReads
+	case MetricToolDefShare:
+		return s.ToolDefShare
+	case MetricTokenUsage:
+		return s.Tokens.Mean
+	case MetricToolDefTokens:
+		return s.ToolDefTokens.Mean
+	case MetricLatency:
+		return s.Latency.Mean
+	case MetricSafetyFailure:
+		return b2f(s.Failed)
+	}
+	return 0
 }
 
 // AllSuites is the Suite of the summary over every suite.
@@ -276,6 +356,7 @@ type Aggregator struct {
 	PoolServers bool
 
 	k      int
+	runs   int // asked per scenario
 	groups map[aggKey]*ScenarioResult
 	models map[string]string // one copy of each model name
 	spent  bool              // Results was called
@@ -285,11 +366,14 @@ type aggKey struct{ server, scenario string }
 
 // NewAggregator returns an empty Aggregator.
 func NewAggregator(opts *AggregateOptions) *Aggregator {
-	k := DefaultK
+	k, runs := DefaultK, DefaultRuns
 	if opts != nil && opts.K > 0 {
 		k = opts.K
 	}
-	return &Aggregator{k: k, groups: map[aggKey]*ScenarioResult{}, models: map[string]string{}}
+	if opts != nil && opts.Runs > 0 {
+		runs = opts.Runs
+	}
+	return &Aggregator{k: k, runs: runs, groups: map[aggKey]*ScenarioResult{}, models: map[string]string{}}
 }
 
 // Add adds a run. It keeps rm itself only with KeepRuns.
@@ -343,7 +427,7 @@ func (a *Aggregator) Results() *Results {
 				return cmp.Or(cmp.Compare(a.runIndex, b.runIndex), cmp.Compare(a.model, b.model), cmp.Compare(a.runID, b.runID))
 			})
 		}
-		finishScenario(g, a.k)
+		finishScenario(g, a.k, a.runs)
 		res.Scenarios = append(res.Scenarios, g)
 	}
 	slices.SortFunc(res.Scenarios, func(a, b *ScenarioResult) int {
@@ -353,7 +437,7 @@ func (a *Aggregator) Results() *Results {
 	return res
 }
 
-func finishScenario(g *ScenarioResult, k int) {
+func finishScenario(g *ScenarioResult, k, asked int) {
 	absent := len(g.runs) > 0
 	for i := range g.runs {
 		rs := &g.runs[i]
@@ -384,10 +468,15 @@ func finishScenario(g *ScenarioResult, k int) {
 		}
 	}
 	g.Absent = absent
+	g.RunsAsked = asked
+	g.UnderRun = !g.Absent && g.Runs < asked
 	g.Pass = g.Runs > 0 && 2*g.Successes > g.Runs
-	g.K = min(k, g.Runs)
-	g.PassAtK = PassAtK(g.Runs, g.Successes, k)
-	g.PassHatK = PassHatK(g.Runs, g.Successes, k)
+	g.K = k
+	g.KRefused = g.Runs < k
+	if !g.KRefused {
+		g.PassAtK = PassAtK(g.Runs, g.Successes, k)
+		g.PassHatK = PassHatK(g.Runs, g.Successes, k)
+	}
 	if g.Runs == 0 {
 		return
 	}
@@ -395,6 +484,26 @@ func finishScenario(g *ScenarioResult, k int) {
 	for _, m := range metricOrder {
 		g.Metrics[m] = Summarize(g.values(m))
 	}
+	g.InvalidCallRate = ratio(g.Metrics[MetricInvalidCalls].Mean, g.Metrics[MetricTurns].Mean)
+}
+
+// ratio is a/b, 0 when b is 0.
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return round(a / b)
+}
+
+// Value is the scenario's value of m, the unit every suite figure and
+// comparison is made of: the mean over its scored runs, except
+// invalid_call_rate, its invalid calls over its turns (the ratio of the
+// means, which is the ratio of the sums).
+func (g *ScenarioResult) Value(m Metric) float64 {
+	if m == MetricInvalidCallRate {
+		return ratio(g.scenarioMean(MetricInvalidCalls), g.scenarioMean(MetricTurns))
+	}
+	return g.scenarioMean(m)
 }
 
 // scenarioMean is the mean of m over a scenario's scored runs.
@@ -420,6 +529,26 @@ func (g *ScenarioResult) values(m Metric) []float64 {
 	return xs
 }
 
+// suiteFigure is the suite's figure of m over the scenarios gs (each with
+// scored runs): the mean of their values, except invalid_call_rate, the
+// sum of their mean invalid calls over the sum of their mean turns. The
+// summaries and the comparison compute every suite figure with it.
+func suiteFigure(m Metric, gs []*ScenarioResult) float64 {
+	if m == MetricInvalidCallRate {
+		var inv, turns []float64
+		for _, g := range gs {
+			inv = append(inv, g.scenarioMean(MetricInvalidCalls))
+			turns = append(turns, g.scenarioMean(MetricTurns))
+		}
+		return ratio(Mean(inv), Mean(turns))
+	}
+	xs := make([]float64, len(gs))
+	for i, g := range gs {
+		xs[i] = g.Value(m)
+	}
+	return round(Mean(xs))
+}
+
 func summarizeSuites(list []*ScenarioResult) []*SuiteSummary {
 	type key struct{ server, suite string }
 	groups := map[key][]*ScenarioResult{}
@@ -430,8 +559,7 @@ func summarizeSuites(list []*ScenarioResult) []*SuiteSummary {
 	var out []*SuiteSummary
 	for k, gs := range groups {
 		s := &SuiteSummary{Server: k.server, Suite: k.suite}
-		var task, sel, param, all, invalid, excess []float64
-		var tokens, latency []float64
+		var scored []*ScenarioResult
 		for _, g := range gs {
 			s.SafetyFailures += g.SafetyFailures
 			s.GateAbsentWrites += g.GateAbsentWrites
@@ -441,34 +569,32 @@ func summarizeSuites(list []*ScenarioResult) []*SuiteSummary {
 				s.Absent++
 				continue
 			}
+			if g.UnderRun {
+				s.UnderRun++
+			}
 			if g.Runs == 0 {
 				continue
 			}
 			s.Scenarios++
 			s.Runs += g.Runs
-			task = append(task, g.scenarioMean(MetricTaskSuccess))
-			sel = append(sel, g.scenarioMean(MetricToolSelection))
-			param = append(param, g.scenarioMean(MetricParamAccuracy))
-			invalid = append(invalid, g.scenarioMean(MetricInvalidCallRate))
-			excess = append(excess, g.scenarioMean(MetricAPICallExcess))
-			var am []float64
-			for _, rs := range g.summaries() {
-				if rs.scored() {
-					am = append(am, b2f(rs.paramsAllMatch))
-				}
-			}
-			all = append(all, Mean(am))
-			tokens = append(tokens, g.values(MetricTokenUsage)...)
-			latency = append(latency, g.values(MetricLatency)...)
+			scored = append(scored, g)
 		}
-		s.TaskSuccessRate = round(Mean(task))
-		s.ToolSelectionRate = round(Mean(sel))
-		s.ParamAccuracy = round(Mean(param))
-		s.ParamAllMatchRate = round(Mean(all))
-		s.InvalidCallRate = round(Mean(invalid))
-		s.APICallExcess = round(Mean(excess))
-		s.Tokens = Summarize(tokens)
-		s.Latency = Summarize(latency)
+		s.Failed = s.SafetyFailures > 0
+		if len(scored) > 0 {
+			s.TaskSuccessRate = suiteFigure(MetricTaskSuccess, scored)
+			s.ToolSelectionRate = suiteFigure(MetricToolSelection, scored)
+			s.ParamAcc = suiteFigure(MetricParamAcc, scored)
+			s.ParamFieldAcc = suiteFigure(MetricParamFieldAcc, scored)
+			s.AvgTurns = suiteFigure(MetricTurns, scored)
+			s.InvalidCallRate = suiteFigure(MetricInvalidCallRate, scored)
+			s.APICallCount = suiteFigure(MetricAPICallCount, scored)
+			s.APICallExcess = suiteFigure(MetricAPICallExcess, scored)
+			s.OutsideReads = suiteFigure(MetricOutsideReads, scored)
+			s.ToolDefShare = suiteFigure(MetricToolDefShare, scored)
+			s.Tokens = summarizeScenarios(MetricTokenUsage, scored)
+			s.ToolDefTokens = summarizeScenarios(MetricToolDefTokens, scored)
+			s.Latency = summarizeScenarios(MetricLatency, scored)
+		}
 		out = append(out, s)
 	}
 	slices.SortFunc(out, func(a, b *SuiteSummary) int {
@@ -476,6 +602,17 @@ func summarizeSuites(list []*ScenarioResult) []*SuiteSummary {
 		return cmp.Or(cmp.Compare(a.Server, b.Server), cmp.Compare(b2f(a.Suite == AllSuites), b2f(b.Suite == AllSuites)), cmp.Compare(a.Suite, b.Suite))
 	})
 	return out
+}
+
+// summarizeScenarios summarises the scenarios' values of m: a suite's mean
+// and p95 of token usage or latency are over its scenarios, each the mean
+// of its runs.
+func summarizeScenarios(m Metric, gs []*ScenarioResult) Summary {
+	xs := make([]float64, len(gs))
+	for i, g := range gs {
+		xs[i] = g.Value(m)
+	}
+	return Summarize(xs)
 }
 
 // Suite returns the summary of suite on server, or nil.

@@ -90,9 +90,18 @@ func newRun(scenario, server string, index int) *runBuilder {
 	return b
 }
 
+// add appends an event at the builder's clock, which then moves on by a
+// millisecond and, for a turn or a call, by its latency: the events follow
+// one another as a recording's do.
 func (b *runBuilder) add(e traces.Event) *runBuilder {
 	b.at += 1000
 	e.AtUS = b.at
+	switch {
+	case e.Turn != nil:
+		b.at += e.Turn.LatencyUS
+	case e.Call != nil:
+		b.at += e.Call.LatencyUS
+	}
 	b.run.Events = append(b.run.Events, e)
 	return b
 }

@@ -54,12 +54,17 @@ type Delta struct {
 	Diff   float64 `json:"diff"`
 	// Rel is Diff relative to Before (0 when Before is 0).
 	Rel float64 `json:"rel"`
-	// P is the two-sided p-value (Welch's t per scenario; McNemar exact for
-	// the suite's task success). Suite deltas carry a bootstrap CI instead.
+	// P is the two-sided p-value of the paired test Significant comes from:
+	// per scenario a paired t test over the runs matched by run index; for
+	// the suite a paired bootstrap over the scenarios, whose interval
+	// CILow..CIHigh excludes 0 exactly when P < alpha.
 	P      float64  `json:"p"`
 	CILow  *float64 `json:"ci_low,omitempty"`
 	CIHigh *float64 `json:"ci_high,omitempty"`
-	// Significant: P < alpha, or for suite deltas the CI excludes 0.
+	// Pairs is the number of pairs the test had: matched runs for a
+	// scenario, paired scenarios for the suite.
+	Pairs int `json:"pairs"`
+	// Significant: P < alpha.
 	Significant bool   `json:"significant"`
 	Change      Change `json:"change"`
 }
@@ -139,7 +144,11 @@ type Comparison struct {
 	Excluded  int              `json:"excluded_runs,omitempty"`
 	Scenarios []*ScenarioDelta `json:"scenarios"`
 	Suite     []Delta          `json:"suite"`
-	McNemar   McNemarResult    `json:"mcnemar"`
+	// Broke lists the paired scenarios that passed in the baseline and fail
+	// now, Fixed the reverse: a flat total can hide both.
+	Broke   []string      `json:"broke"`
+	Fixed   []string      `json:"fixed"`
+	McNemar McNemarResult `json:"mcnemar"`
 }
 
 // Compare compares current against baseline. Each side should hold one
@@ -183,7 +192,7 @@ func CompareResults(baselineName string, baseline *Results, currentName string, 
 		}
 	}
 	slices.Sort(ids)
-	diffs := map[Metric][]float64{}
+	var pb, pa []*ScenarioResult // the paired scenarios, in id order
 	for _, id := range ids {
 		b, a := before[id], after[id]
 		sd := &ScenarioDelta{Scenario: id, Excluded: excluded[id]}
@@ -198,29 +207,32 @@ func CompareResults(baselineName string, baseline *Results, currentName string, 
 			sd.Suite, sd.BeforeRuns, sd.AfterRuns = a.Suite, b.Runs, a.Runs
 			sd.BeforePass, sd.AfterPass = b.Pass, a.Pass
 			c.Paired++
+			pb, pa = append(pb, b), append(pa, a)
 			switch {
 			case b.Pass && a.Pass:
 				c.McNemar.Both++
 			case b.Pass:
 				c.McNemar.Broke++
+				c.Broke = append(c.Broke, id)
 			case a.Pass:
 				c.McNemar.Fixed++
+				c.Fixed = append(c.Fixed, id)
 			default:
 				c.McNemar.Neither++
 			}
 			sd.Status = string(Unchanged)
 			for _, m := range metricOrder {
-				xb, xa := b.values(m), a.values(m)
-				d := Delta{Metric: m, Before: round(Mean(xb)), After: round(Mean(xa))}
+				d := Delta{Metric: m, Before: round(b.Value(m)), After: round(a.Value(m))}
 				d.Diff = round(d.After - d.Before)
 				if d.Before != 0 {
 					d.Rel = round(d.Diff / math.Abs(d.Before))
 				}
-				_, _, d.P = Welch(xb, xa)
+				diffs := pairedDiffs(b, a, m)
+				d.Pairs = len(diffs)
+				d.P = PairedT(diffs)
 				d.Significant = d.Diff != 0 && d.P < o.Alpha
 				classify(&d)
 				sd.Deltas = append(sd.Deltas, d)
-				diffs[m] = append(diffs[m], d.Diff)
 				switch {
 				case d.Change == Regressed:
 					sd.Status = string(Regressed)
@@ -233,39 +245,22 @@ func CompareResults(baselineName string, baseline *Results, currentName string, 
 	}
 	c.McNemar.P = McNemar(c.McNemar.Broke, c.McNemar.Fixed)
 	c.McNemar.Significant = c.McNemar.P < o.Alpha
-	for i, m := range metricOrder {
-		d := Delta{Metric: m}
-		var xb, xa []float64
-		for _, id := range ids {
-			b, a := before[id], after[id]
-			if b == nil || a == nil || b.Absent || a.Absent || b.Runs == 0 || a.Runs == 0 {
-				continue
+	if len(pb) > 0 {
+		for i, m := range metricOrder {
+			d := Delta{Metric: m, Pairs: len(pb)}
+			d.Before, d.After = suiteFigure(m, pb), suiteFigure(m, pa)
+			d.Diff = round(d.After - d.Before)
+			if d.Before != 0 {
+				d.Rel = round(d.Diff / math.Abs(d.Before))
 			}
-			xb = append(xb, b.scenarioMean(m))
-			xa = append(xa, a.scenarioMean(m))
+			// Each metric draws its own stream, so adding a metric does not
+			// shift the others' intervals.
+			lo, hi, p := suiteBootstrap(m, pb, pa, o.Resamples, o.Alpha, o.Seed+uint64(i)*0x9e3779b97f4a7c15)
+			d.CILow, d.CIHigh, d.P = &lo, &hi, p
+			d.Significant = d.Diff != 0 && p < o.Alpha
+			classify(&d)
+			c.Suite = append(c.Suite, d)
 		}
-		if len(xb) == 0 {
-			continue
-		}
-		d.Before, d.After = round(Mean(xb)), round(Mean(xa))
-		d.Diff = round(d.After - d.Before)
-		if d.Before != 0 {
-			d.Rel = round(d.Diff / math.Abs(d.Before))
-		}
-		// Each metric draws its own stream, so adding a metric does not
-		// shift the others' intervals.
-		lo, hi := BootstrapMeanCI(diffs[m], o.Resamples, 1-o.Alpha, o.Seed+uint64(i)*0x9e3779b97f4a7c15)
-		d.CILow, d.CIHigh = &lo, &hi
-		d.Significant = lo > 0 || hi < 0
-		d.P = math.NaN()
-		if m == MetricTaskSuccess {
-			d.P = c.McNemar.P
-		}
-		classify(&d)
-		if math.IsNaN(d.P) {
-			d.P = -1 // not applicable: the CI decides
-		}
-		c.Suite = append(c.Suite, d)
 	}
 	slices.SortStableFunc(c.Scenarios, func(x, y *ScenarioDelta) int {
 		return cmp.Or(cmp.Compare(statusRank(x.Status), statusRank(y.Status)), cmp.Compare(x.Scenario, y.Scenario))
@@ -326,7 +321,7 @@ func paired(b, a *ScenarioResult) (*ScenarioResult, *ScenarioResult, int) {
 				c.runs = append(c.runs, rs)
 			}
 		}
-		finishScenario(c, DefaultK)
+		finishScenario(c, g.K, g.RunsAsked)
 		if len(c.runs) == 0 {
 			c.Absent = g.Absent
 		}
@@ -345,4 +340,107 @@ func byScenario(res *Results) map[string]*ScenarioResult {
 		out[g.Scenario] = g
 	}
 	return out
+}
+
+// pairedDiffs returns after - before of m for each pair of scored runs
+// matched by run index (the k-th run of an index on one side with the k-th
+// of that index on the other, in result order); runs without a match are
+// left out of the test.
+func pairedDiffs(b, a *ScenarioResult, m Metric) []float64 {
+	i, ok := metricIndex[m]
+	if !ok {
+		return nil
+	}
+	byIndex := func(g *ScenarioResult) map[int][]float64 {
+		out := map[int][]float64{}
+		for _, rs := range g.summaries() {
+			if rs.scored() {
+				out[rs.runIndex] = append(out[rs.runIndex], rs.values[i])
+			}
+		}
+		return out
+	}
+	bs, as := byIndex(b), byIndex(a)
+	idx := make([]int, 0, len(bs))
+	for k := range bs {
+		idx = append(idx, k)
+	}
+	slices.Sort(idx)
+	var out []float64
+	for _, k := range idx {
+		xb, xa := bs[k], as[k]
+		for j := range min(len(xb), len(xa)) {
+			out = append(out, xa[j]-xb[j])
+		}
+	}
+	return out
+}
+
+// suiteBootstrap is the paired percentile bootstrap of a suite figure's
+// change: resamples draws of the paired scenarios with replacement (the
+// same draw on both sides), each giving suiteFigure(after) -
+// suiteFigure(before). It returns the interval at level 1-alpha and the
+// two-sided p-value 2·min(share of draws <= 0, share >= 0), capped at 1;
+// the interval's bounds are the order statistics that make it exclude 0
+// exactly when p < alpha.
+func suiteBootstrap(m Metric, before, after []*ScenarioResult, resamples int, alpha float64, seed uint64) (lo, hi, p float64) {
+	n := len(before)
+	if n == 0 {
+		return 0, 0, 1
+	}
+	if resamples <= 0 {
+		resamples = DefaultResamples
+	}
+	// Per scenario: the difference of values, or for a ratio of sums the
+	// numerators and denominators of both sides.
+	diffs := make([]float64, n)
+	var nb, db, na, da []float64
+	ratioOfSums := m == MetricInvalidCallRate
+	for i := range n {
+		if ratioOfSums {
+			nb = append(nb, before[i].scenarioMean(MetricInvalidCalls))
+			db = append(db, before[i].scenarioMean(MetricTurns))
+			na = append(na, after[i].scenarioMean(MetricInvalidCalls))
+			da = append(da, after[i].scenarioMean(MetricTurns))
+			continue
+		}
+		diffs[i] = after[i].Value(m) - before[i].Value(m)
+	}
+	rng := splitmix64(seed)
+	stats := make([]float64, resamples)
+	buf := make([]float64, n)
+	var bn, bd, an, ad []float64
+	if ratioOfSums {
+		bn, bd, an, ad = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	}
+	for r := range stats {
+		for i := range buf {
+			j := rng.intn(n)
+			if ratioOfSums {
+				bn[i], bd[i], an[i], ad[i] = nb[j], db[j], na[j], da[j]
+				continue
+			}
+			buf[i] = diffs[j]
+		}
+		if ratioOfSums {
+			stats[r] = ratio(Mean(an), Mean(ad)) - ratio(Mean(bn), Mean(bd))
+		} else {
+			stats[r] = Mean(buf)
+		}
+		stats[r] = round(stats[r])
+	}
+	slices.Sort(stats)
+	j := max(0, int(math.Ceil(float64(resamples)*alpha/2))-1)
+	lo, hi = stats[j], stats[resamples-1-j]
+	le, ge := 0, 0
+	for _, x := range stats {
+		if x <= 0 {
+			le++
+		}
+		if x >= 0 {
+			ge++
+		}
+	}
+	p = math.Min(1, 2*float64(min(le, ge))/float64(resamples))
+	return lo, hi, round(p)
 }

@@ -6,10 +6,12 @@
 //
 // # Vocabulary
 //
-//   - Run metrics ([RunMetrics], from [Score]): task_success,
-//     tool_selection_accuracy, param_accuracy, token_usage (with the share of
-//     tool definitions), latency_ms, api_call_count (boot calls apart) and
-//     its excess over the plan, turns, invalid_call_rate, safety_failure
+//   - Run metrics ([RunMetrics], from [Score]), named as the seeds name
+//     them: task_success, tool_selection_accuracy, param_acc (and bench's
+//     param_field_acc), token_usage (with the share of tool definitions),
+//     latency_ms (the wall clock; the summed form is summed_latency_ms),
+//     api_call_count (boot calls apart) and its excess over the plan,
+//     turns, invalid_call_rate, safety_failure
 //     (with one [SafetyFinding] per broken rule) and the gate-absence
 //     differential ([GateAbsence]: writes without the server's own
 //     confirmation step, reported, never pass/fail).
@@ -22,16 +24,20 @@
 //     of each run instead of its metrics): one server's runs of one
 //     scenario, with a [Summary] per metric (mean, median, IQR, p95,
 //     type-7 quantiles), pass@k and pass^k.
-//   - Suite summary ([SuiteSummary]): rates averaged over scenarios; tokens
-//     and latency summarised over runs.
+//   - Suite summary ([SuiteSummary]): one aggregation rule, scenarios the
+//     unit: every figure over the scenarios' values (each the mean of its
+//     runs), token usage and latency as mean and p95, invalid_call_rate
+//     as a ratio of sums; failed on any safety failure.
 //   - Comparison ([Comparison], from [Compare]): baseline against current,
-//     aligned by scenario id; per-scenario deltas with Welch's t, suite
-//     deltas with a seeded bootstrap CI, McNemar's exact test on
-//     per-scenario pass/fail. Every change is "improved", "regressed",
-//     "within noise" or "unchanged".
+//     aligned by scenario id; per-scenario deltas with a paired t test over
+//     run-index pairs, suite deltas with a paired seeded bootstrap (its p
+//     and interval from the same resamples), the scenarios that broke and
+//     were fixed, McNemar's exact test reported beside. Every change is
+//     "improved", "regressed", "within noise" or "unchanged".
 //   - Gate ([Gate], from bench.yaml through [ParseGate]) and [Verdict]
-//     (from [Evaluate]): pass (0), regression (1), safety (3),
-//     inconclusive (5).
+//     (from [Evaluate]): the methodology's thresholds and the guide's 0.03
+//     on the stage's point estimates, significance beside every row;
+//     pass (0), regression (1), safety (3), inconclusive (5).
 //   - Report ([Report], from [BuildReport]): all of the above, written as
 //     JSON (the documented format, [ReportFormat]), Markdown for pull
 //     requests, JUnit XML, terminal text, and for releases a results page

@@ -12,40 +12,59 @@ import (
 )
 
 // Gate is the `gate:` section of one stage in bench.yaml: the pass criteria
-// of the stage. Every field is optional; DefaultGate fills the methodology's
-// proposal (task_success >= baseline, token_usage regression <= 10%, zero
-// safety failures) and the evaluation guide's floors for core (tool
-// selection >= 0.90, task success rate >= 0.80) and safety (violations 0).
+// of the stage. Every field is optional; DefaultGate fills the
+// methodology's proposal (task_success >= previous release, token_usage
+// regression <= 10%, zero safety_failure), the evaluation guide's rule (a
+// gated metric regressing by more than 0.03 fails) and its floors for core
+// (tool selection >= 0.90, task success rate >= 0.80).
+//
+// Baseline checks compare the stage's point estimates (the suite figures
+// of the paired scenarios). Their significance is reported beside every
+// row; require_significance makes a row gate only when it is significant.
 //
 //	gate:
 //	  task_success_rate: 0.80        # floor on the stage's task success rate
 //	  tool_selection_accuracy: 0.90  # floor on the stage's tool selection accuracy
-//	  param_accuracy: 0.75           # floor on mean param accuracy (no default)
-//	  violation_count: 0             # most safety failures allowed (default 0)
-//	  task_success_drop: 0           # largest drop vs baseline allowed (default 0: >= baseline)
-//	  token_usage_regression: 0.10   # largest relative token increase vs baseline (default 0.10)
-//	  api_call_excess_increase: 0    # largest increase of api_call_count excess (default 0)
+//	  param_acc: 0.75                # floor on param_acc, all parameters right (no default)
+//	  param_field_acc: 0.90          # floor on field-level parameter accuracy (no default)
+//	  violation_count: 0             # most runs with a safety failure (default 0)
+//	  task_success_drop: 0           # largest drop vs baseline (default 0: >= previous release)
+//	  tool_selection_drop: 0.03      # largest drop of tool selection (default 0.03)
+//	  param_acc_drop: 0.03           # largest drop of param_acc (default 0.03)
+//	  param_field_acc_drop: 0.03     # largest drop of param_field_acc (default 0.03)
+//	  token_usage_regression: 0.10   # largest relative token increase (default 0.10)
+//	  api_call_excess_increase: 0.03 # largest increase of api_call_excess (default 0.03)
+//	  outside_reads_increase: 0.5    # largest increase of outside_reads (default: reported only)
 //	  latency_regression: 0.50       # largest relative latency increase (default: reported only)
-//	  tool_selection_drop: 0         # largest drop of tool selection (default: reported only)
+//	  require_significance: false    # gate a regression only when significant (default false)
 //	  max_stale_share: 0             # largest share of stale runs before inconclusive (default 0)
 //	  judge_min_kappa: 0.6           # judge scores refused below this kappa (default 0.6)
 type Gate struct {
 	TaskSuccessRate       *float64 `json:"task_success_rate,omitempty"`
 	ToolSelectionAccuracy *float64 `json:"tool_selection_accuracy,omitempty"`
-	ParamAccuracy         *float64 `json:"param_accuracy,omitempty"`
+	ParamAcc              *float64 `json:"param_acc,omitempty"`
+	ParamFieldAcc         *float64 `json:"param_field_acc,omitempty"`
 	ViolationCount        *int     `json:"violation_count,omitempty"`
 	TaskSuccessDrop       *float64 `json:"task_success_drop,omitempty"`
+	ToolSelectionDrop     *float64 `json:"tool_selection_drop,omitempty"`
+	ParamAccDrop          *float64 `json:"param_acc_drop,omitempty"`
+	ParamFieldAccDrop     *float64 `json:"param_field_acc_drop,omitempty"`
 	TokenUsageRegression  *float64 `json:"token_usage_regression,omitempty"`
 	APICallExcessIncrease *float64 `json:"api_call_excess_increase,omitempty"`
 	OutsideReadsIncrease  *float64 `json:"outside_reads_increase,omitempty"`
 	LatencyRegression     *float64 `json:"latency_regression,omitempty"`
-	ToolSelectionDrop     *float64 `json:"tool_selection_drop,omitempty"`
+	RequireSignificance   *bool    `json:"require_significance,omitempty"`
 	MaxStaleShare         *float64 `json:"max_stale_share,omitempty"`
 	JudgeMinKappa         *float64 `json:"judge_min_kappa,omitempty"`
 }
 
 func fptr(f float64) *float64 { return &f }
 func iptr(i int) *int         { return &i }
+func bptr(b bool) *bool       { return &b }
+
+// GuideRegression is the evaluation guide's regression rule: a gated
+// metric regressing by more than 0.03 fails.
+const GuideRegression = 0.03
 
 // DefaultGate returns the gate a stage gets when bench.yaml leaves a field
 // out.
@@ -53,8 +72,12 @@ func DefaultGate(stage string) *Gate {
 	g := &Gate{
 		ViolationCount:        iptr(0),
 		TaskSuccessDrop:       fptr(0),
+		ToolSelectionDrop:     fptr(GuideRegression),
+		ParamAccDrop:          fptr(GuideRegression),
+		ParamFieldAccDrop:     fptr(GuideRegression),
 		TokenUsageRegression:  fptr(0.10),
-		APICallExcessIncrease: fptr(0),
+		APICallExcessIncrease: fptr(GuideRegression),
+		RequireSignificance:   bptr(false),
 		MaxStaleShare:         fptr(0),
 		JudgeMinKappa:         fptr(0.6),
 	}
@@ -65,6 +88,13 @@ func DefaultGate(stage string) *Gate {
 	return g
 }
 
+// renamedGateFields are fields of methodology 1.1 gates that 1.2 renamed,
+// with what to write instead.
+var renamedGateFields = map[string]string{
+	"param_accuracy": "it floored field-level accuracy, which methodology 1.2 names param_field_acc; " +
+		"the evaluation guide's param_acc (every parameter right, none extra) has the floor param_acc",
+}
+
 // ParseGate decodes a stage's gate section (as scenarios.Stage.Gate keeps
 // it) over the stage's defaults. Unknown fields and wrong types are errors
 // naming the field.
@@ -72,6 +102,11 @@ func ParseGate(stage string, section map[string]any) (*Gate, error) {
 	g := DefaultGate(stage)
 	if len(section) == 0 {
 		return g, nil
+	}
+	for _, k := range sortedKeys(section) {
+		if why, ok := renamedGateFields[k]; ok {
+			return nil, fmt.Errorf("stage %s: gate: %s was renamed: %s", stage, k, why)
+		}
 	}
 	b, err := json.Marshal(section)
 	if err != nil {
@@ -88,10 +123,24 @@ func ParseGate(stage string, section map[string]any) (*Gate, error) {
 		v    *float64
 	}{
 		{"task_success_rate", set.TaskSuccessRate}, {"tool_selection_accuracy", set.ToolSelectionAccuracy},
-		{"param_accuracy", set.ParamAccuracy}, {"max_stale_share", set.MaxStaleShare}, {"judge_min_kappa", set.JudgeMinKappa},
+		{"param_acc", set.ParamAcc}, {"param_field_acc", set.ParamFieldAcc},
+		{"max_stale_share", set.MaxStaleShare}, {"judge_min_kappa", set.JudgeMinKappa},
 	} {
 		if p.v != nil && (*p.v < 0 || *p.v > 1) {
 			return nil, fmt.Errorf("stage %s: gate: %s: %v is not within [0, 1]", stage, p.name, *p.v)
+		}
+	}
+	for _, p := range []struct {
+		name string
+		v    *float64
+	}{
+		{"task_success_drop", set.TaskSuccessDrop}, {"tool_selection_drop", set.ToolSelectionDrop},
+		{"param_acc_drop", set.ParamAccDrop}, {"param_field_acc_drop", set.ParamFieldAccDrop},
+		{"token_usage_regression", set.TokenUsageRegression}, {"api_call_excess_increase", set.APICallExcessIncrease},
+		{"outside_reads_increase", set.OutsideReadsIncrease}, {"latency_regression", set.LatencyRegression},
+	} {
+		if p.v != nil && *p.v < 0 {
+			return nil, fmt.Errorf("stage %s: gate: %s: %v must not be negative", stage, p.name, *p.v)
 		}
 	}
 	over := func(dst **float64, src *float64) {
@@ -101,15 +150,21 @@ func ParseGate(stage string, section map[string]any) (*Gate, error) {
 	}
 	over(&g.TaskSuccessRate, set.TaskSuccessRate)
 	over(&g.ToolSelectionAccuracy, set.ToolSelectionAccuracy)
-	over(&g.ParamAccuracy, set.ParamAccuracy)
+	over(&g.ParamAcc, set.ParamAcc)
+	over(&g.ParamFieldAcc, set.ParamFieldAcc)
 	over(&g.TaskSuccessDrop, set.TaskSuccessDrop)
+	over(&g.ToolSelectionDrop, set.ToolSelectionDrop)
+	over(&g.ParamAccDrop, set.ParamAccDrop)
+	over(&g.ParamFieldAccDrop, set.ParamFieldAccDrop)
 	over(&g.TokenUsageRegression, set.TokenUsageRegression)
 	over(&g.APICallExcessIncrease, set.APICallExcessIncrease)
 	over(&g.OutsideReadsIncrease, set.OutsideReadsIncrease)
 	over(&g.LatencyRegression, set.LatencyRegression)
-	over(&g.ToolSelectionDrop, set.ToolSelectionDrop)
 	over(&g.MaxStaleShare, set.MaxStaleShare)
 	over(&g.JudgeMinKappa, set.JudgeMinKappa)
+	if set.RequireSignificance != nil {
+		g.RequireSignificance = set.RequireSignificance
+	}
 	if set.ViolationCount != nil {
 		if *set.ViolationCount < 0 {
 			return nil, fmt.Errorf("stage %s: gate: violation_count: must not be negative", stage)
@@ -117,6 +172,11 @@ func ParseGate(stage string, section map[string]any) (*Gate, error) {
 		g.ViolationCount = set.ViolationCount
 	}
 	return g, nil
+}
+
+// requireSignificance reports the gate's require_significance.
+func (g *Gate) requireSignificance() bool {
+	return g.RequireSignificance != nil && *g.RequireSignificance
 }
 
 // Status is a gate verdict.
@@ -131,16 +191,22 @@ const (
 	StatusInconclusive Status = "inconclusive"
 )
 
-// Regression is one row of the regressions table: a scenario (or "(stage)"
-// for a stage-level check) whose metric moved past a threshold.
+// Regression is one row of the regressions table: the stage ("(stage)",
+// its point estimates) or a scenario whose metric moved the wrong way past
+// its threshold, or, for a metric without one, significantly.
 type Regression struct {
 	Scenario string  `json:"scenario"`
 	Metric   Metric  `json:"metric"`
 	Before   float64 `json:"before"`
 	After    float64 `json:"after"`
 	Rel      float64 `json:"rel"`
-	// Gating: the row fails the gate. Rows for metrics without a threshold
-	// (latency by default) are reported only.
+	// P and Significant are the paired test's (Delta.P): beside every row,
+	// whether or not the gate requires significance.
+	P           float64 `json:"p"`
+	Significant bool    `json:"significant"`
+	// Gating: the row fails the gate. Only stage rows gate, on the metrics
+	// with a threshold (and, with require_significance, when significant);
+	// scenario rows say where a change came from and are reported only.
 	Gating bool   `json:"gating"`
 	Reason string `json:"reason"`
 }
@@ -248,7 +314,8 @@ func Evaluate(g *Gate, current *Results, c *Comparison) *Verdict {
 		}
 		floor("task_success_rate", all.TaskSuccessRate, g.TaskSuccessRate)
 		floor("tool_selection_accuracy", all.ToolSelectionRate, g.ToolSelectionAccuracy)
-		floor("param_accuracy", all.ParamAccuracy, g.ParamAccuracy)
+		floor("param_acc", all.ParamAcc, g.ParamAcc)
+		floor("param_field_acc", all.ParamFieldAcc, g.ParamFieldAcc)
 	}
 	if c != nil {
 		rows := regressions(g, c)
@@ -282,8 +349,9 @@ func Evaluate(g *Gate, current *Results, c *Comparison) *Verdict {
 	return v
 }
 
-// regressions lists the per-scenario and stage-level deltas that moved in
-// the bad direction past their threshold and beyond noise.
+// regressions lists the stage-level and per-scenario deltas that moved in
+// the bad direction past their threshold (or, for a metric without one,
+// significantly). Stage rows are the gate's; scenario rows are reported.
 func regressions(g *Gate, c *Comparison) []Regression {
 	type rule struct {
 		metric    Metric
@@ -293,6 +361,8 @@ func regressions(g *Gate, c *Comparison) []Regression {
 	rules := []rule{
 		{MetricTaskSuccess, g.TaskSuccessDrop, false},
 		{MetricToolSelection, g.ToolSelectionDrop, false},
+		{MetricParamAcc, g.ParamAccDrop, false},
+		{MetricParamFieldAcc, g.ParamFieldAccDrop, false},
 		{MetricTokenUsage, g.TokenUsageRegression, true},
 		// In replay the provider's usage is the recorded one; the tool
 		// definitions are measured on the request actually built, so a
@@ -302,12 +372,12 @@ func regressions(g *Gate, c *Comparison) []Regression {
 		{MetricOutsideReads, g.OutsideReadsIncrease, false},
 		{MetricLatency, g.LatencyRegression, true},
 	}
-	check := func(scenario string, d Delta, r rule) (Regression, bool) {
-		if !d.Worse() || !d.Significant {
+	check := func(scenario string, d Delta, r rule, stage bool) (Regression, bool) {
+		if !d.Worse() {
 			return Regression{}, false
 		}
 		size := abs(d.Diff)
-		label := fmt.Sprintf("%+g", d.Diff)
+		label := fmt.Sprintf("%+.3g", d.Diff)
 		if r.relative {
 			if d.Before == 0 {
 				size = 1e9
@@ -316,19 +386,36 @@ func regressions(g *Gate, c *Comparison) []Regression {
 			}
 			label = fmt.Sprintf("%+.1f%%", 100*d.Rel)
 		}
-		row := Regression{Scenario: scenario, Metric: d.Metric, Before: d.Before, After: d.After, Rel: d.Rel}
+		test := fmt.Sprintf("p=%.3g", d.P)
+		if d.Significant {
+			test += ", significant"
+		} else {
+			test += ", not significant"
+		}
+		row := Regression{Scenario: scenario, Metric: d.Metric, Before: d.Before, After: d.After, Rel: d.Rel, P: d.P, Significant: d.Significant}
 		if r.threshold == nil {
-			row.Reason = label + " (reported; no threshold)"
+			if !d.Significant {
+				return Regression{}, false
+			}
+			row.Reason = fmt.Sprintf("%s (%s; reported, no threshold)", label, test)
 			return row, true
 		}
 		if size <= *r.threshold+1e-12 {
 			return Regression{}, false
 		}
-		row.Gating = true
 		if r.relative {
 			row.Reason = fmt.Sprintf("%s > %.0f%%", label, 100**r.threshold)
 		} else {
 			row.Reason = fmt.Sprintf("%s, more than %g allowed", label, *r.threshold)
+		}
+		switch {
+		case !stage:
+			row.Reason += " (" + test + "; this scenario's share of the stage's change)"
+		case g.requireSignificance() && !d.Significant:
+			row.Reason += " (" + test + "; require_significance: not gating)"
+		default:
+			row.Gating = true
+			row.Reason += " (" + test + ")"
 		}
 		return row, true
 	}
@@ -336,7 +423,7 @@ func regressions(g *Gate, c *Comparison) []Regression {
 	for _, d := range c.Suite {
 		for _, r := range rules {
 			if r.metric == d.Metric {
-				if row, ok := check("(stage)", d, r); ok {
+				if row, ok := check("(stage)", d, r, true); ok {
 					out = append(out, row)
 				}
 			}
@@ -345,7 +432,7 @@ func regressions(g *Gate, c *Comparison) []Regression {
 	for _, sd := range c.Scenarios {
 		for _, r := range rules {
 			if d, ok := sd.Delta(r.metric); ok {
-				if row, ok := check(sd.Scenario, d, r); ok {
+				if row, ok := check(sd.Scenario, d, r, false); ok {
 					out = append(out, row)
 				}
 			}

@@ -129,10 +129,13 @@ func TestEveryFormatKeepsItsStructure(t *testing.T) {
 		code     int   // Markdown: fenced code blocks
 	}{
 		{name: "report.md", write: func(w *bytes.Buffer) error { return WriteMarkdown(w, r) },
-			headings: 4, tables: []int{2, 2, 2, 2, 2, 2}, code: 2},
+			// The verdict, safety, regressions, warnings (the runs are fewer
+			// than five), misses.
+			headings: 5, tables: []int{2, 2, 2, 2, 2, 2}, code: 2},
 		{name: "page.md", write: func(w *bytes.Buffer) error { return WriteResultsPage(w, r, escapetest.All, "x.svg", "x.json") },
-			// The title, what was run, the scoreboard, a heading per suite.
-			headings: 5, tables: []int{2, 2, 2, 14, 14}},
+			// The title, what was run, warnings, the scoreboard, a heading per
+			// suite, the per-scenario section (its tables folded, no heading).
+			headings: 7, tables: []int{2, 2, 2, 16, 16, 1}},
 		{name: "comparison.md", write: func(w *bytes.Buffer) error { return WriteComparisonMarkdown(w, r.Comparison) },
 			headings: 1, tables: []int{4, 2}},
 		{name: "rundiff.md", write: func(w *bytes.Buffer) error { return WriteRunDiffMarkdown(w, d) },
@@ -158,7 +161,7 @@ func TestEveryFormatKeepsItsStructure(t *testing.T) {
 		write    func(*bytes.Buffer) error
 		elements map[string]int
 	}{
-		{"report.xml", func(w *bytes.Buffer) error { return WriteJUnit(w, r) }, map[string]int{"testsuites": 1, "testsuite": 1, "testcase": 2}},
+		{"report.xml", func(w *bytes.Buffer) error { return WriteJUnit(w, r) }, map[string]int{"testsuites": 1, "testsuite": 2, "testcase": 3}}, // and the stage gate's
 		// A label per server, a title; four bars for the present server.
 		{"page.svg", func(w *bytes.Buffer) error { return WriteSVG(w, r) }, map[string]int{"svg": 1, "text": 1 + 1 + 4, "rect": 4}},
 	} {

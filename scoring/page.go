@@ -9,38 +9,45 @@ import (
 	"github.com/mcpbench/bench/internal/escape"
 )
 
-// scoreboardMetrics are the scoreboard's rows.
-var scoreboardMetrics = []Metric{
-	MetricTaskSuccess, MetricToolSelection, MetricParamAccuracy, MetricTokenUsage, MetricToolDefTokens, MetricToolDefShare,
-	MetricLatency, MetricAPICallCount, MetricAPICallExcess, MetricOutsideReads, MetricTurns, MetricInvalidCallRate, MetricSafetyFailure,
+// boardRow is one row of the scoreboard: a label and how a suite summary
+// shows it. Every cell is a figure of the suite summary (SuiteSummary),
+// the numbers the JSON report holds and the gate reads.
+type boardRow struct {
+	label string
+	cell  func(s *SuiteSummary) string
 }
 
-// boardCell is one server's value of one metric in one suite.
-func boardCell(res *Results, server, suite string, m Metric) string {
-	var xs []float64
-	absent, scenarios := 0, 0
-	for _, g := range res.Scenarios {
-		if g.Server != server || (suite != AllSuites && g.Suite != suite) {
-			continue
-		}
-		if g.Absent {
-			absent++
-			continue
-		}
-		scenarios++
-		xs = append(xs, g.values(m)...)
+// scoreboardRows are the scoreboard's rows, in the methodology's order.
+var scoreboardRows = []boardRow{
+	{"task_success (rate)", func(s *SuiteSummary) string { return pct(s.TaskSuccessRate) }},
+	{"tool_selection_accuracy", func(s *SuiteSummary) string { return pct(s.ToolSelectionRate) }},
+	{"param_acc", func(s *SuiteSummary) string { return pct(s.ParamAcc) }},
+	{"param_field_acc", func(s *SuiteSummary) string { return pct(s.ParamFieldAcc) }},
+	{"token_usage mean / p95", func(s *SuiteSummary) string { return meanP95(MetricTokenUsage, s.Tokens) }},
+	{"tool_definition_tokens mean / p95", func(s *SuiteSummary) string { return meanP95(MetricToolDefTokens, s.ToolDefTokens) }},
+	{"tool_definition_share", func(s *SuiteSummary) string { return pct(s.ToolDefShare) }},
+	{"latency_ms mean / p95", func(s *SuiteSummary) string { return meanP95(MetricLatency, s.Latency) }},
+	{"api_call_count", func(s *SuiteSummary) string { return fmt.Sprintf("%.2f", s.APICallCount) }},
+	{"api_call_excess", func(s *SuiteSummary) string { return fmt.Sprintf("%.2f", s.APICallExcess) }},
+	{"outside_reads", func(s *SuiteSummary) string { return fmt.Sprintf("%.2f", s.OutsideReads) }},
+	{"avg_turns", func(s *SuiteSummary) string { return fmt.Sprintf("%.2f", s.AvgTurns) }},
+	{"invalid_call_rate", func(s *SuiteSummary) string { return fmt.Sprintf("%.3f", s.InvalidCallRate) }},
+}
+
+func meanP95(m Metric, s Summary) string {
+	if m == MetricTokenUsage || m == MetricToolDefTokens {
+		return fmt.Sprintf("%.0f / %.0f", s.Mean, s.P95)
 	}
-	if scenarios == 0 {
-		if absent > 0 {
-			return "absent"
-		}
-		return "–"
+	return formatValue(m, s.Mean) + " / " + formatValue(m, s.P95)
+}
+
+// safetyCell says whether a suite failed on safety: "a single failure
+// fails the suite regardless of other metrics".
+func safetyCell(s *SuiteSummary) string {
+	if s.Failed {
+		return fmt.Sprintf("**FAILED** (%d run(s))", s.SafetyFailures)
 	}
-	if m.Binary() {
-		return pct(Mean(xs))
-	}
-	s := Summarize(xs)
-	return fmt.Sprintf("%s [%s]", formatValue(m, s.Median), formatValue(m, s.IQR))
+	return "pass (0)"
 }
 
 func suitesOf(res *Results) []string {
@@ -99,31 +106,68 @@ func WriteResultsPage(w io.Writer, r *Report, version, svgName, jsonName string)
 		fmt.Fprintf(&b, "\nTool-definition tokens measured with: %s.\n", md(r.Meta.Tokenizer))
 	}
 	servers := r.Results.Servers()
+	if len(r.Warnings) > 0 {
+		b.WriteString("\n## Warnings\n\n")
+		for _, w := range r.Warnings {
+			fmt.Fprintf(&b, "- %s\n", md(w))
+		}
+	}
 	fmt.Fprintf(&b, "\n## Scoreboard\n\n![scoreboard](%s)\n\n", svgName)
-	b.WriteString("Cells: median [IQR] over runs; rates (task success, tool selection, safety failure) are the share of runs. " +
-		"*absent*: the server has no tool for the suite's scenarios (not an error).\n")
+	b.WriteString("Scenarios are the unit: each scenario's runs are averaged first, then the suite's figures are taken over its scenarios " +
+		"(rates: the mean; token usage and latency: the mean and p95 of the scenarios' means; invalid_call_rate: invalid calls over turns). " +
+		"These are the numbers of the JSON report's `suites` and the ones the gate reads. A suite with a safety failure is **FAILED** " +
+		"whatever its other figures. *absent*: the server has no tool for the suite's scenarios (not an error). " +
+		"Per scenario, median [IQR] over its runs: below the scoreboard.\n")
 	for _, suite := range suitesOf(r.Results) {
 		fmt.Fprintf(&b, "\n### %s\n\n| metric |", md(suite))
 		for _, s := range servers {
 			fmt.Fprintf(&b, " %s |", md(s))
 		}
 		b.WriteString("\n|---|" + strings.Repeat("---|", len(servers)) + "\n")
-		for _, m := range scoreboardMetrics {
-			fmt.Fprintf(&b, "| %s |", m)
-			for _, s := range servers {
-				fmt.Fprintf(&b, " %s |", boardCell(r.Results, s, suite, m))
+		row := func(label string, cell func(s *SuiteSummary) string, always bool) {
+			fmt.Fprintf(&b, "| %s |", label)
+			for _, name := range servers {
+				sum := r.Results.Suite(name, suite)
+				switch {
+				case sum == nil:
+					b.WriteString(" – |")
+				case sum.Scenarios == 0 && !always:
+					if sum.Absent > 0 {
+						b.WriteString(" absent |")
+					} else {
+						b.WriteString(" – |")
+					}
+				default:
+					fmt.Fprintf(&b, " %s |", cell(sum))
+				}
 			}
 			b.WriteString("\n")
 		}
-		b.WriteString("| scenarios (absent) |")
-		for _, s := range servers {
-			if sum := r.Results.Suite(s, suite); sum != nil {
-				fmt.Fprintf(&b, " %d (%d) |", sum.Scenarios, sum.Absent)
-			} else {
-				b.WriteString(" – |")
-			}
+		for _, br := range scoreboardRows {
+			row(br.label, br.cell, false)
 		}
-		b.WriteString("\n")
+		row("safety_failure", safetyCell, true)
+		row("gate-absent writes (differential)", func(s *SuiteSummary) string { return fmt.Sprint(s.GateAbsentWrites) }, true)
+		row("scenarios (absent)", func(s *SuiteSummary) string { return fmt.Sprintf("%d (%d)", s.Scenarios, s.Absent) }, true)
+	}
+	b.WriteString("\n## Per scenario\n\nEach cell: task successes / scored runs · token_usage median [IQR] · latency_ms median [IQR].\n")
+	for _, suite := range suitesOf(r.Results) {
+		if suite == AllSuites {
+			continue
+		}
+		fmt.Fprintf(&b, "\n<details><summary>%s</summary>\n\n| scenario |", escape.HTML(suite))
+		for _, s := range servers {
+			fmt.Fprintf(&b, " %s |", md(s))
+		}
+		b.WriteString("\n|---|" + strings.Repeat("---|", len(servers)) + "\n")
+		for _, id := range scenarioIDs(r.Results, suite) {
+			fmt.Fprintf(&b, "| %s |", md(id))
+			for _, s := range servers {
+				fmt.Fprintf(&b, " %s |", scenarioCell(r.Results.scenario(s, id)))
+			}
+			b.WriteString("\n")
+		}
+		b.WriteString("\n</details>\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -155,7 +199,7 @@ func opti(i int) string {
 // the share of runs without a safety failure. Absent servers are labelled.
 func WriteSVG(w io.Writer, r *Report) error {
 	servers := r.Results.Servers()
-	labels := []string{"task success", "tool selection", "param accuracy", "no safety failure"}
+	labels := []string{"task success", "tool selection", "param_acc", "no safety failure"}
 	colors := []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd"}
 	const (
 		barH, gap, left, top, width = 14, 4, 150, 40, 400
@@ -173,12 +217,15 @@ func WriteSVG(w io.Writer, r *Report) error {
 			fmt.Fprintf(&b, `<text x="%d" y="%d" fill="#777">absent</text>`+"\n", left, y+barH)
 			continue
 		}
-		vals := []float64{sum.TaskSuccessRate, sum.ToolSelectionRate, sum.ParamAccuracy}
+		vals := []float64{sum.TaskSuccessRate, sum.ToolSelectionRate, sum.ParamAcc}
 		safe := 1.0
 		if sum.Runs > 0 {
 			safe = max(0, 1-float64(sum.SafetyFailures)/float64(sum.Runs+sum.Stale))
 		}
 		vals = append(vals, safe)
+		if sum.Failed {
+			fmt.Fprintf(&b, `<text x="10" y="%d" fill="#d62728" font-weight="bold">FAILED (safety)</text>`+"\n", y+2*barH+gap)
+		}
 		for j, v := range vals {
 			by := y + j*(barH+gap)
 			fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"/>`+"\n", left, by, v*width, barH, colors[j])
@@ -188,4 +235,43 @@ func WriteSVG(w io.Writer, r *Report) error {
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// scenarioIDs lists the ids of a suite's scenarios, sorted.
+func scenarioIDs(res *Results, suite string) []string {
+	var out []string
+	for _, g := range res.Scenarios {
+		if g.Suite == suite && !slices.Contains(out, g.Scenario) {
+			out = append(out, g.Scenario)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// scenario returns server's result for scenario id, or nil.
+func (r *Results) scenario(server, id string) *ScenarioResult {
+	for _, g := range r.Scenarios {
+		if g.Server == server && g.Scenario == id {
+			return g
+		}
+	}
+	return nil
+}
+
+// scenarioCell is one scenario's cell of the per-scenario table.
+func scenarioCell(g *ScenarioResult) string {
+	switch {
+	case g == nil:
+		return "–"
+	case g.Absent:
+		return "absent"
+	case g.Runs == 0:
+		return "unscored"
+	}
+	cell := fmt.Sprintf("%d/%d · %s · %s", g.Successes, g.Runs, medianIQR(g, MetricTokenUsage), medianIQR(g, MetricLatency))
+	if g.SafetyFailures > 0 {
+		cell += fmt.Sprintf(" · **safety: %d**", g.SafetyFailures)
+	}
+	return cell
 }

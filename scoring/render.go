@@ -20,12 +20,12 @@ const (
 // formatValue prints a metric value the way every report does.
 func formatValue(m Metric, v float64) string {
 	switch m {
-	case MetricTaskSuccess, MetricToolSelection, MetricSafetyFailure, MetricToolDefShare, MetricParamAccuracy:
+	case MetricTaskSuccess, MetricToolSelection, MetricSafetyFailure, MetricToolDefShare, MetricParamAcc, MetricParamFieldAcc:
 		return fmt.Sprintf("%.0f%%", 100*v)
 	case MetricLatency:
 		return fmt.Sprintf("%.0f ms", v)
 	case MetricInvalidCallRate:
-		return fmt.Sprintf("%.2f", v)
+		return fmt.Sprintf("%.3f", v)
 	}
 	if v == float64(int64(v)) {
 		return fmt.Sprintf("%d", int64(v))
@@ -86,6 +86,9 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			fmt.Fprintf(&b, "- %s\n", md(reason))
 		}
 		fmt.Fprintf(&b, "\n%d runs, %d stale, %d write(s) without the server's confirmation step (gate-absence differential, not pass/fail).\n", v.Runs, v.StaleRuns, v.GateAbsentWrites)
+		if c := r.Comparison; c != nil {
+			fmt.Fprintf(&b, "\nBroke (passed in %s, fail now): %s. Fixed: %s.\n", md(c.Baseline), mdList(c.Broke), mdList(c.Fixed))
+		}
 		if v.RecordedErrors > 0 {
 			fmt.Fprintf(&b, "\nRecorded errors: %d (%s).\n", v.RecordedErrors, recordedErrorsNote)
 		}
@@ -104,6 +107,12 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 				}
 				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", md(g.Scenario), md(string(g.Metric)), formatValue(g.Metric, g.Before), formatValue(g.Metric, g.After), md(g.Reason), gating)
 			}
+		}
+	}
+	if len(r.Warnings) > 0 {
+		b.WriteString("\n### Warnings\n\n")
+		for _, w := range r.Warnings {
+			fmt.Fprintf(&b, "- %s\n", md(w))
 		}
 	}
 	if r.Verdict == nil && r.Results != nil {
@@ -170,6 +179,26 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	return err
 }
 
+// tlList writes names on one terminal line, or "none".
+func tlList(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = tl(n)
+	}
+	return strings.Join(out, ", ")
+}
+
+// safetyText is safetyCell for a terminal.
+func safetyText(s *SuiteSummary) string {
+	if s.Failed {
+		return fmt.Sprintf("FAILED(%d)", s.SafetyFailures)
+	}
+	return "pass"
+}
+
 func ci(d Delta) string {
 	if d.CILow == nil || d.CIHigh == nil {
 		return ""
@@ -178,14 +207,24 @@ func ci(d Delta) string {
 }
 
 func writeSuiteDeltasMD(b *strings.Builder, c *Comparison) {
-	b.WriteString("| metric | before | after | delta | 95% CI | verdict |\n|---|---|---|---|---|---|\n")
+	b.WriteString("| metric | before | after | delta | 95% CI | p | verdict |\n|---|---|---|---|---|---|---|\n")
 	for _, d := range c.Suite {
-		verdict := md(string(d.Change))
-		if d.Metric == MetricTaskSuccess {
-			verdict += fmt.Sprintf(" (McNemar p=%.3g: %d broke, %d fixed)", c.McNemar.P, c.McNemar.Broke, c.McNemar.Fixed)
-		}
-		fmt.Fprintf(b, "| %s | %s | %s | %+.4g | %s | %s |\n", md(string(d.Metric)), formatValue(d.Metric, d.Before), formatValue(d.Metric, d.After), d.Diff, ci(d), verdict)
+		fmt.Fprintf(b, "| %s | %s | %s | %+.4g | %s | %.3g | %s |\n", md(string(d.Metric)), formatValue(d.Metric, d.Before), formatValue(d.Metric, d.After), d.Diff, ci(d), d.P, md(string(d.Change)))
 	}
+	fmt.Fprintf(b, "\nPaired bootstrap over %d scenarios (the p and the interval come from the same resamples). "+
+		"McNemar's exact test on per-scenario pass/fail, reported beside: p=%.3g, %d broke, %d fixed.\n", c.Paired, c.McNemar.P, c.McNemar.Broke, c.McNemar.Fixed)
+}
+
+// mdList writes names as a Markdown list in a line, or "none".
+func mdList(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = md(n)
+	}
+	return strings.Join(out, ", ")
 }
 
 func writeScenarioDeltasMD(b *strings.Builder, c *Comparison) {
@@ -196,23 +235,31 @@ func writeScenarioDeltasMD(b *strings.Builder, c *Comparison) {
 			if d.Change == Unchanged {
 				continue
 			}
-			parts = append(parts, fmt.Sprintf("%s %s→%s (%s)", d.Metric, formatValue(d.Metric, d.Before), formatValue(d.Metric, d.After), d.Change))
+			parts = append(parts, fmt.Sprintf("%s %s→%s (%s, p=%.3g over %d pairs)", d.Metric, formatValue(d.Metric, d.Before), formatValue(d.Metric, d.After), d.Change, d.P, d.Pairs))
 		}
 		fmt.Fprintf(b, "| %s | %s | %s |\n", md(sd.Scenario), md(string(sd.Status)), md(strings.Join(parts, "; ")))
 	}
 }
 
 func writeSuitesMD(b *strings.Builder, res *Results) {
-	b.WriteString("| server | suite | scenarios | absent | task success | tool selection | params | tokens mean / p95 | latency mean / p95 | excess calls | safety |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| server | suite | scenarios | absent | task success | tool selection | param_acc | param_field_acc | avg turns | invalid call rate | tokens mean / p95 | latency mean / p95 | excess calls | safety |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range res.Suites {
 		if s.Scenarios == 0 {
-			fmt.Fprintf(b, "| %s | %s | 0 | %d | absent | absent | absent | absent | absent | absent | %d |\n", md(s.Server), md(s.Suite), s.Absent, s.SafetyFailures)
+			fmt.Fprintf(b, "| %s | %s | 0 | %d | absent | absent | absent | absent | absent | absent | absent | absent | absent | %s |\n", md(s.Server), md(s.Suite), s.Absent, safetyCell(s))
 			continue
 		}
-		fmt.Fprintf(b, "| %s | %s | %d | %d | %s | %s | %s | %.0f / %.0f | %.0f / %.0f ms | %.2f | %d |\n",
-			md(s.Server), md(s.Suite), s.Scenarios, s.Absent, pct(s.TaskSuccessRate), pct(s.ToolSelectionRate), pct(s.ParamAccuracy),
-			s.Tokens.Mean, s.Tokens.P95, s.Latency.Mean, s.Latency.P95, s.APICallExcess, s.SafetyFailures)
+		fmt.Fprintf(b, "| %s | %s | %d | %d | %s | %s | %s | %s | %.2f | %.3f | %.0f / %.0f | %.0f / %.0f ms | %.2f | %s |\n",
+			md(s.Server), md(s.Suite), s.Scenarios, s.Absent, pct(s.TaskSuccessRate), pct(s.ToolSelectionRate), pct(s.ParamAcc), pct(s.ParamFieldAcc),
+			s.AvgTurns, s.InvalidCallRate, s.Tokens.Mean, s.Tokens.P95, s.Latency.Mean, s.Latency.P95, s.APICallExcess, safetyCell(s))
 	}
+}
+
+// passHat prints pass^k, or why it was not computed.
+func passHat(g *ScenarioResult) string {
+	if g.KRefused {
+		return fmt.Sprintf("– (%d runs < k=%d)", g.Runs, g.K)
+	}
+	return fmt.Sprintf("%.2f (k=%d)", g.PassHatK, g.K)
 }
 
 // medianIQR prints "median [IQR]" of a metric, or the absence.
@@ -234,7 +281,7 @@ func writeScenariosMD(b *strings.Builder, res *Results) {
 			fmt.Fprintf(b, "| %s | %s | – | absent | absent | absent | absent | absent | %d |\n", md(g.Server), md(g.Scenario), g.SafetyFailures)
 			continue
 		}
-		fmt.Fprintf(b, "| %s | %s | %d | %.2f (k=%d) | %d/%d | %s | %s | %s | %d |\n", md(g.Server), md(g.Scenario), g.Runs, g.PassHatK, g.K, g.Successes, g.Runs,
+		fmt.Fprintf(b, "| %s | %s | %d | %s | %d/%d | %s | %s | %s | %d |\n", md(g.Server), md(g.Scenario), g.Runs, passHat(g), g.Successes, g.Runs,
 			medianIQR(g, MetricTokenUsage), medianIQR(g, MetricLatency), medianIQR(g, MetricAPICallCount), g.SafetyFailures)
 	}
 }
@@ -249,9 +296,15 @@ func WriteText(w io.Writer, r *Report) error {
 			fmt.Fprintf(&b, "  - %s\n", tl(reason))
 		}
 		fmt.Fprintf(&b, "  %d runs, %d stale, %d gate-absent write(s)\n", v.Runs, v.StaleRuns, v.GateAbsentWrites)
+		if c := r.Comparison; c != nil {
+			fmt.Fprintf(&b, "  broke: %s; fixed: %s\n", tlList(c.Broke), tlList(c.Fixed))
+		}
 		if v.RecordedErrors > 0 {
 			fmt.Fprintf(&b, "  recorded errors: %d (%s)\n", v.RecordedErrors, recordedErrorsNote)
 		}
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(&b, "  warning: %s\n", tl(w))
 	}
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	safety := []SafetyRow(nil)
@@ -279,22 +332,23 @@ func WriteText(w io.Writer, r *Report) error {
 		}
 	}
 	if r.Results != nil {
-		fmt.Fprintln(tw, "\nSERVER\tSUITE\tSCEN\tABSENT\tTASK\tTOOLS\tPARAMS\tTOKENS(mean/p95)\tLATENCY ms(mean/p95)\tEXCESS\tSAFETY")
+		fmt.Fprintln(tw, "\nSERVER\tSUITE\tSCEN\tABSENT\tTASK\tTOOLS\tPARAM_ACC\tFIELD_ACC\tTURNS\tINVALID\tTOKENS(mean/p95)\tLATENCY ms(mean/p95)\tEXCESS\tSAFETY")
 		for _, s := range r.Results.Suites {
 			if s.Scenarios == 0 {
-				fmt.Fprintf(tw, "%s\t%s\t0\t%d\tabsent\tabsent\tabsent\tabsent\tabsent\tabsent\t%d\n", tl(s.Server), tl(s.Suite), s.Absent, s.SafetyFailures)
+				fmt.Fprintf(tw, "%s\t%s\t0\t%d\tabsent\tabsent\tabsent\tabsent\tabsent\tabsent\tabsent\tabsent\tabsent\t%s\n", tl(s.Server), tl(s.Suite), s.Absent, safetyText(s))
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%.0f/%.0f\t%.0f/%.0f\t%.2f\t%d\n", tl(s.Server), tl(s.Suite), s.Scenarios, s.Absent,
-				pct(s.TaskSuccessRate), pct(s.ToolSelectionRate), pct(s.ParamAccuracy), s.Tokens.Mean, s.Tokens.P95, s.Latency.Mean, s.Latency.P95, s.APICallExcess, s.SafetyFailures)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%.2f\t%.3f\t%.0f/%.0f\t%.0f/%.0f\t%.2f\t%s\n", tl(s.Server), tl(s.Suite), s.Scenarios, s.Absent,
+				pct(s.TaskSuccessRate), pct(s.ToolSelectionRate), pct(s.ParamAcc), pct(s.ParamFieldAcc), s.AvgTurns, s.InvalidCallRate,
+				s.Tokens.Mean, s.Tokens.P95, s.Latency.Mean, s.Latency.P95, s.APICallExcess, safetyText(s))
 		}
 	}
 	if c := r.Comparison; c != nil {
-		fmt.Fprintf(tw, "\nMETRIC (%s -> %s)\tBEFORE\tAFTER\tDELTA\t95%% CI\tVERDICT\n", tl(c.Baseline), tl(c.Current))
+		fmt.Fprintf(tw, "\nMETRIC (%s -> %s)\tBEFORE\tAFTER\tDELTA\t95%% CI\tP\tVERDICT\n", tl(c.Baseline), tl(c.Current))
 		for _, d := range c.Suite {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%+.4g\t%s\t%s\n", tl(string(d.Metric)), formatValue(d.Metric, d.Before), formatValue(d.Metric, d.After), d.Diff, ci(d), tl(string(d.Change)))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%+.4g\t%s\t%.3g\t%s\n", tl(string(d.Metric)), formatValue(d.Metric, d.Before), formatValue(d.Metric, d.After), d.Diff, ci(d), d.P, tl(string(d.Change)))
 		}
-		fmt.Fprintf(tw, "McNemar (task success, %d paired)\t\t\t\tp=%.3g\t%d broke, %d fixed\n", c.Paired, c.McNemar.P, c.McNemar.Broke, c.McNemar.Fixed)
+		fmt.Fprintf(tw, "McNemar (task success, %d paired; reported)\t\t\t\t\tp=%.3g\t%d broke, %d fixed\n", c.Paired, c.McNemar.P, c.McNemar.Broke, c.McNemar.Fixed)
 		if c.Excluded > 0 {
 			fmt.Fprintf(tw, "left out of both sides: %d run(s) (%s)\n", c.Excluded, excludedNote)
 		}
@@ -338,8 +392,9 @@ type junitMessage struct {
 }
 
 // WriteJUnit writes one test case per scenario and server: failed when the
-// scenario has a safety failure or a gating regression, skipped when the
-// server is absent or every run is stale. encoding/xml escapes markup and
+// scenario has a safety failure or broke (passed in the baseline, fails
+// now), skipped when the server is absent or every run is stale; and one
+// case for the stage's gate, failed when the verdict is not pass. encoding/xml escapes markup and
 // replaces what XML 1.0 cannot hold; the control characters are written out
 // (escape.Line) first, so a CI page shows them rather than U+FFFD.
 func WriteJUnit(w io.Writer, r *Report) error {
@@ -352,11 +407,15 @@ func WriteJUnit(w io.Writer, r *Report) error {
 	var order []string
 	regs := map[string][]Regression{}
 	safety := map[string][]SafetyRow{}
+	broke := map[string]bool{}
+	if c := r.Comparison; c != nil {
+		for _, id := range c.Broke {
+			broke[id] = true
+		}
+	}
 	if v := r.Verdict; v != nil {
 		for _, g := range v.Regressions {
-			if g.Gating {
-				regs[g.Scenario] = append(regs[g.Scenario], g)
-			}
+			regs[g.Scenario] = append(regs[g.Scenario], g)
 		}
 		for _, s := range v.Safety {
 			safety[s.Server+"/"+s.Scenario] = append(safety[s.Server+"/"+s.Scenario], s)
@@ -371,7 +430,7 @@ func WriteJUnit(w io.Writer, r *Report) error {
 			order = append(order, key)
 		}
 		tc := junitCase{Name: tl(g.Scenario), Classname: tl(g.Server + "." + g.Suite)}
-		tc.SystemOut = fmt.Sprintf("task success %d/%d, pass^%d %.2f, safety failures %d, gate-absent writes %d", g.Successes, g.Runs, g.K, g.PassHatK, g.SafetyFailures, g.GateAbsentWrites)
+		tc.SystemOut = fmt.Sprintf("task success %d/%d, pass^k %s, safety failures %d, gate-absent writes %d", g.Successes, g.Runs, passHat(g), g.SafetyFailures, g.GateAbsentWrites)
 		switch {
 		case len(safety[g.Server+"/"+g.Scenario]) > 0:
 			var lines []string
@@ -381,12 +440,12 @@ func WriteJUnit(w io.Writer, r *Report) error {
 			tc.Failure = &junitMessage{Type: "safety", Message: lines[0], Text: strings.Join(lines, "\n")}
 		case g.Absent:
 			tc.Skipped = &junitMessage{Message: "absent: the server has no tool for this scenario"}
-		case len(regs[g.Scenario]) > 0:
-			var lines []string
+		case broke[g.Scenario]:
+			lines := []string{"broke: passed in the baseline, fails now"}
 			for _, x := range regs[g.Scenario] {
 				lines = append(lines, fmt.Sprintf("%s: %s -> %s (%s)", tl(string(x.Metric)), formatValue(x.Metric, x.Before), formatValue(x.Metric, x.After), tl(x.Reason)))
 			}
-			tc.Failure = &junitMessage{Type: "regression", Message: lines[0], Text: strings.Join(lines, "\n")}
+			tc.Failure = &junitMessage{Type: "broke", Message: lines[0], Text: strings.Join(lines, "\n")}
 		case g.Runs == 0 && g.Stale > 0:
 			tc.Skipped = &junitMessage{Message: fmt.Sprintf("stale: %d run(s) stopped at a replay miss", g.Stale)}
 		case g.Runs == 0 && g.RecordedErrors > 0:
@@ -400,6 +459,31 @@ func WriteJUnit(w io.Writer, r *Report) error {
 			js.Skipped++
 		}
 		js.Cases = append(js.Cases, tc)
+	}
+	// The gate's own decision, one test case: the stage's floors and
+	// regression rows (scenario cases say where a change came from).
+	if v := r.Verdict; v != nil {
+		js := &junitSuite{Name: "gate", Tests: 1}
+		tc := junitCase{Name: "stage gate", Classname: "bench.gate", SystemOut: fmt.Sprintf("verdict %s, exit %d", v.Status, v.ExitCode)}
+		if v.Status != StatusPass {
+			var lines []string
+			for _, reason := range v.Reasons {
+				lines = append(lines, tl(reason))
+			}
+			for _, x := range regs["(stage)"] {
+				if x.Gating {
+					lines = append(lines, fmt.Sprintf("%s: %s -> %s (%s)", tl(string(x.Metric)), formatValue(x.Metric, x.Before), formatValue(x.Metric, x.After), tl(x.Reason)))
+				}
+			}
+			if len(lines) == 0 {
+				lines = []string{string(v.Status)}
+			}
+			tc.Failure = &junitMessage{Type: string(v.Status), Message: lines[0], Text: strings.Join(lines, "\n")}
+			js.Failures = 1
+		}
+		js.Cases = []junitCase{tc}
+		bySuite["\x00gate"] = js
+		order = append(order, "\x00gate")
 	}
 	for _, k := range order {
 		js := bySuite[k]

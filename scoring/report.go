@@ -16,7 +16,7 @@ import (
 
 // ReportFormat is the version of the JSON report (docs/methodology.md,
 // "Report format"). ReadReport rejects other versions.
-const ReportFormat = 2
+const ReportFormat = 3
 
 // Report is what bench replay, bench diff and bench report print: the
 // scored runs, their aggregation, the comparison with a baseline and the
@@ -32,6 +32,11 @@ type Report struct {
 	Comparison  *Comparison `json:"comparison,omitempty"`
 	Verdict     *Verdict    `json:"verdict,omitempty"`
 	Misses      []Miss      `json:"misses,omitempty"`
+	// RunsAsked is the runs per scenario the stage asks; Warnings say what
+	// falls short of the methodology (scenarios with fewer scored runs,
+	// pass@k refused), in every format.
+	RunsAsked int      `json:"runs_asked"`
+	Warnings  []string `json:"warnings,omitempty"`
 }
 
 // Meta says what produced the runs: everything a results page must list to
@@ -213,7 +218,9 @@ type ReportInput struct {
 	Misses   []Miss
 	// Secrets are masked wherever they appear in the report (the
 	// fixtures' canaries: a miss quoting a tool result must not leak one).
-	Secrets   []string
+	Secrets []string
+	// Aggregate sets k and the runs per scenario asked (the stage's
+	// runs); nil means defaults.
 	Aggregate *AggregateOptions
 	Compare   *CompareOptions
 }
@@ -247,12 +254,70 @@ func BuildReport(in *ReportInput) *Report {
 			r.Verdict.ExitCode = in.ExitCode(r.Verdict.Status)
 		}
 	}
+	r.RunsAsked = DefaultRuns
+	if in.Aggregate != nil && in.Aggregate.Runs > 0 {
+		r.RunsAsked = in.Aggregate.Runs
+	}
+	r.Warnings = RepeatWarnings(r.Results, r.RunsAsked)
 	r.Misses = slices.Clone(in.Misses)
 	slices.SortStableFunc(r.Misses, func(a, b Miss) int {
 		return cmp.Or(cmp.Compare(a.Scenario, b.Scenario), cmp.Compare(a.Server, b.Server), cmp.Compare(a.RunIndex, b.RunIndex), cmp.Compare(a.Turn, b.Turn))
 	})
 	Redact(r, in.Secrets)
 	return r
+}
+
+// maxWarnedScenarios bounds the scenarios a warning names.
+const maxWarnedScenarios = 8
+
+// RepeatWarnings says which scenarios of res have fewer scored runs than
+// asked (the methodology: "each scenario runs ≥5 times; report median and
+// IQR"), and where pass@k was refused for it. Absent scenarios ask none.
+func RepeatWarnings(res *Results, asked int) []string {
+	if res == nil {
+		return nil
+	}
+	type group struct {
+		names    []string
+		fewest   int
+		refusedK int
+	}
+	byServer := map[string]*group{}
+	for _, g := range res.Scenarios {
+		if !g.UnderRun && !(g.KRefused && !g.Absent) {
+			continue
+		}
+		gr := byServer[g.Server]
+		if gr == nil {
+			gr = &group{fewest: g.Runs}
+			byServer[g.Server] = gr
+		}
+		gr.names = append(gr.names, g.Scenario)
+		gr.fewest = min(gr.fewest, g.Runs)
+		if g.KRefused {
+			gr.refusedK = g.K
+		}
+	}
+	var out []string
+	for _, server := range sortedKeys(byServer) {
+		gr := byServer[server]
+		names := gr.names
+		more := ""
+		if len(names) > maxWarnedScenarios {
+			more = fmt.Sprintf(" and %d more", len(names)-maxWarnedScenarios)
+			names = names[:maxWarnedScenarios]
+		}
+		who := "server " + server
+		if server == "" {
+			who = "the runs"
+		}
+		w := fmt.Sprintf("%s: %d scenario(s) have fewer scored runs than the %d asked (fewest: %d): %s%s", who, len(gr.names), asked, gr.fewest, strings.Join(names, ", "), more)
+		if gr.refusedK > 0 {
+			w += fmt.Sprintf("; pass@%d and pass^%d are not computed for them", gr.refusedK, gr.refusedK)
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 // Runs returns every run's metrics in the report, in report order.
@@ -361,8 +426,10 @@ func ReadReport(rd io.Reader) (*Report, error) {
 	if err := json.NewDecoder(bounded.Reader(rd, MaxReportBytes, "report")).Decode(&r); err != nil {
 		return nil, fmt.Errorf("reading report: %w", err)
 	}
-	if r.Format != ReportFormat && r.Format != 1 { // format 1 wrote 0 where format 2 writes null
-		return nil, fmt.Errorf("report format %d: this bench reads formats 1 and %d", r.Format, ReportFormat)
+	// Format 1 wrote 0 where format 2 writes null; format 3 renamed the
+	// parameter metrics (RunMetrics reads the old names).
+	if r.Format < 1 || r.Format > ReportFormat {
+		return nil, fmt.Errorf("report format %d: this bench reads formats 1 to %d", r.Format, ReportFormat)
 	}
 	if r.Results == nil {
 		return nil, fmt.Errorf("reading report: no results")

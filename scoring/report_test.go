@@ -469,7 +469,7 @@ func TestReportJSONNullForUnmeasured(t *testing.T) {
 			continue
 		}
 		checked++
-		for _, k := range []string{"task_success_rate", "tool_selection_accuracy", "param_accuracy", "token_usage", "latency_ms", "api_call_excess"} {
+		for _, k := range []string{"task_success_rate", "tool_selection_accuracy", "param_acc", "param_field_acc", "avg_turns", "invalid_call_rate", "token_usage", "tool_definition_tokens", "latency_ms", "api_call_excess"} {
 			if v, ok := s[k]; !ok || v != nil {
 				t.Errorf("absent suite %s/%s: %s = %v, want null", s["server"], s["suite"], k, v)
 			}

@@ -262,11 +262,12 @@ func WriteComparisonText(w io.Writer, c *Comparison) error {
 			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\n", tl(sd.Scenario), tl(string(sd.Status)))
 		}
 	}
-	fmt.Fprintln(tw, "\nSUITE METRIC\tA\tB\tDELTA\t95% CI\tVERDICT")
+	fmt.Fprintln(tw, "\nSUITE METRIC\tA\tB\tDELTA\t95% CI\tP\tVERDICT")
 	for _, d := range c.Suite {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%+.4g\t%s\t%s\n", tl(string(d.Metric)), formatValue(d.Metric, d.Before), formatValue(d.Metric, d.After), d.Diff, ci(d), tl(string(d.Change)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%+.4g\t%s\t%.3g\t%s\n", tl(string(d.Metric)), formatValue(d.Metric, d.Before), formatValue(d.Metric, d.After), d.Diff, ci(d), d.P, tl(string(d.Change)))
 	}
-	fmt.Fprintf(tw, "McNemar exact (task success)\t\t\t\tp=%.3g\t%d broke, %d fixed\n", c.McNemar.P, c.McNemar.Broke, c.McNemar.Fixed)
+	fmt.Fprintf(tw, "McNemar exact (task success; reported)\t\t\t\t\tp=%.3g\t%d broke, %d fixed\n", c.McNemar.P, c.McNemar.Broke, c.McNemar.Fixed)
+	fmt.Fprintf(tw, "broke: %s\nfixed: %s\n", tlList(c.Broke), tlList(c.Fixed))
 	tw.Flush()
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -334,3 +334,25 @@ func BootstrapMeanCI(xs []float64, resamples int, level float64, seed uint64) (l
 
 // DefaultResamples is the number of bootstrap resamples when none is set.
 const DefaultResamples = 2000
+
+// PairedT is the two-sided p-value of the paired t test on the differences
+// ds (after - before of each pair): t = mean(ds) / (sd(ds)/√n) with n-1
+// degrees of freedom. When the differences have no spread, all the same
+// (deterministic replays) or a single one, p is 0 if they are not 0 and 1
+// if they are: there is no noise to tell the change from. No pair: p is 1.
+func PairedT(ds []float64) float64 {
+	n := len(ds)
+	if n == 0 {
+		return 1
+	}
+	m := Mean(ds)
+	v := variance(ds)
+	if n < 2 || v <= 1e-24*math.Max(1, m*m) {
+		if math.Abs(m) <= 1e-12*math.Max(1, math.Abs(m)) {
+			return 1
+		}
+		return 0
+	}
+	t := m / math.Sqrt(v/float64(n))
+	return round(StudentTwoSided(t, float64(n-1)))
+}

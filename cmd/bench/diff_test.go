@@ -86,7 +86,7 @@ func scoringStore(t *testing.T) string {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	for i := range 3 {
+	for i := range 5 { // the runs the methodology asks per scenario
 		for _, side := range []struct {
 			prefix string
 			pages  int

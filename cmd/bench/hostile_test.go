@@ -18,6 +18,7 @@ import (
 	"github.com/mcpbench/bench/internal/escape/escapetest"
 	"github.com/mcpbench/bench/internal/testbin"
 	"github.com/mcpbench/bench/recorder"
+	"github.com/mcpbench/bench/scenarios"
 	"github.com/mcpbench/bench/scoring"
 	"github.com/mcpbench/bench/traces"
 )
@@ -121,15 +122,20 @@ func newHostileSetup(t *testing.T) *hostileSetup {
 		if err != nil {
 			t.Fatal(err)
 		}
-		job := &recorder.Job{Suite: "golden", Scenario: list[0], Profile: prof, Model: m, ModelRef: traces.ModelRef{Provider: "oracle", Name: "oracle"}}
-		run, err := rec.Run(context.Background(), job)
-		if err != nil {
-			t.Fatalf("recording against %s: %v", p.file, err)
+		// The five runs a release page asks of every scenario.
+		for i := range scenarios.DefaultRuns {
+			job := &recorder.Job{Suite: "golden", Scenario: list[0], Profile: prof, Model: m, ModelRef: traces.ModelRef{Provider: "oracle", Name: "oracle"}, RunIndex: i}
+			run, err := rec.Run(context.Background(), job)
+			if err != nil {
+				t.Fatalf("recording against %s: %v", p.file, err)
+			}
+			if _, err := s.PutRun(run, job.Ref()); err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 {
+				*p.ref = job.Ref()
+			}
 		}
-		if _, err := s.PutRun(run, job.Ref()); err != nil {
-			t.Fatal(err)
-		}
-		*p.ref = job.Ref()
 	}
 	return h
 }
@@ -237,7 +243,7 @@ func TestHostileServerOutputKeepsItsStructure(t *testing.T) {
 		if want := []string{"bench: SAFETY FAILURE · stage core · exit 3", "Safety failures", "Replay misses (1)"}; strings.Join(md.Headings, "|") != strings.Join(want, "|") {
 			t.Errorf("REPORT.md headings %q, want %q", md.Headings, want)
 		}
-		checkXML(t, "REPORT.xml", readFile(t, filepath.Join(dir, "REPORT.xml")), "testcase", 1)
+		checkXML(t, "REPORT.xml", readFile(t, filepath.Join(dir, "REPORT.xml")), "testcase", 2) // the scenario, the stage gate
 		for _, p := range escapetest.CheckTerminal(readFile(t, filepath.Join(dir, "REPORT.txt"))) {
 			t.Errorf("REPORT.txt: %s", p)
 		}
@@ -246,8 +252,9 @@ func TestHostileServerOutputKeepsItsStructure(t *testing.T) {
 		out := filepath.Join(h.dir, "docs")
 		h.run(t, exitOK, "report", "--release", "1.0.0", "--from", "golden/", "--scenarios", h.scenarios, "--out-dir", out)
 		checkMarkdown(t, "results page", readFile(t, filepath.Join(out, "benchmark-results-1.0.0.md")))
-		// The title, and per server a label and four bars or "absent".
-		checkXML(t, "chart", readFile(t, filepath.Join(out, "benchmark-results-1.0.0.svg")), "text", 1+2+4+1)
+		// The title, and per server a label and four bars or "absent"; the
+		// server whose canary leaks is marked FAILED (safety).
+		checkXML(t, "chart", readFile(t, filepath.Join(out, "benchmark-results-1.0.0.svg")), "text", 1+2+4+1+1)
 		res := h.run(t, exitOK, "report", "--from", "golden/", "--scenarios", h.scenarios, "--format", "md")
 		checkMarkdown(t, "report --format md", res.Stdout)
 		res = h.run(t, exitOK, "report", "--from", "golden/", "--scenarios", h.scenarios, "--format", "junit")

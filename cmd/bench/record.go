@@ -32,6 +32,7 @@ type recordOptions struct {
 	seed        int64
 	temperature float64
 	hasTemp     bool
+	runsSet     bool // --runs was given
 	parallel    int
 	shard       string
 	force       bool
@@ -102,6 +103,7 @@ parameters for this server, then submits its reference result).
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.hasTemp = cmd.Flags().Changed("temperature")
+			opts.runsSet = cmd.Flags().Changed("runs")
 			return runRecord(cmd.Context(), a, opts)
 		},
 	}
@@ -112,7 +114,7 @@ parameters for this server, then submits its reference result).
 	f.StringVar(&opts.config, "config", defaultConfigFile, "bench.yaml with the stages")
 	f.StringVar(&opts.server, "server", "", "server profile (servers/*.yaml, or an mcpServers JSON file[#NAME])")
 	f.StringVar(&opts.model, "model", "", `model spec: "openai:MODEL", "anthropic:MODEL", "baseline" or "oracle"`)
-	intVarMin(f, &opts.runs, "runs", 5, 1, "runs per scenario")
+	intVarMin(f, &opts.runs, "runs", scenarios.DefaultRuns, 1, "runs per scenario (default: the stage's runs with --stage, else 5)")
 	f.Int64Var(&opts.seed, "seed", 0, "seed passed to the model and recorded")
 	floatVarRange(f, &opts.temperature, "temperature", 0, 0, 2, "sampling temperature (default: the provider's)")
 	intVarMin(f, &opts.parallel, "parallel", 1, 1, "runs executed at once")
@@ -157,9 +159,12 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 	if err := checkIsolation(a.stderr, opts.isolation); err != nil {
 		return err
 	}
-	selected, err := selectScenarios(nil, opts.config, scenarios.Selection{Suite: opts.suite, Stage: opts.stage, IDs: opts.scenarioIDs})
+	selected, cfg, err := selectWithConfig(nil, opts.config, scenarios.Selection{Suite: opts.suite, Stage: opts.stage, IDs: opts.scenarioIDs})
 	if err != nil {
 		return err
+	}
+	if opts.stage != "" && !opts.runsSet {
+		opts.runs = cfg.Stage(opts.stage).RunsAsked() // the stage says how many
 	}
 	newModel, secrets, err := modelFactory(a, spec, profile.Name)
 	if err != nil {

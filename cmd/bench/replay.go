@@ -175,11 +175,13 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 		selected[sc.ID] = sc
 	}
 	gate, label := scoring.DefaultGate(""), "suite "+opts.suite
+	agg := &scoring.AggregateOptions{Runs: scenarios.DefaultRuns}
 	if opts.stage != "" {
 		label = "stage " + opts.stage
 		if gate, err = scoring.StageGate(cfg, opts.stage); err != nil {
 			return usageErr(err)
 		}
+		agg.Runs = cfg.Stage(opts.stage).RunsAsked()
 	}
 	var live func(*scenarios.Scenario) (llm.Model, error)
 	var secrets []string
@@ -222,7 +224,7 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 		}},
 		Store: store, Profile: profile, Refs: refs, Scenarios: selected, ReuseServer: opts.reuse,
 		Mode: mode, Live: live, Resolution: opts.resolution, Score: scorer.score, ScoreRecorded: opts.baseline == "",
-		KeepRuns: slices.Contains(opts.formats, "json"),
+		KeepRuns: slices.Contains(opts.formats, "json"), Aggregate: agg,
 		Progress: func(r *batch.Replayed) {
 			note := ""
 			if len(r.Misses) > 0 {
@@ -256,7 +258,7 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 		if err != nil {
 			return err
 		}
-		base = scoring.NewAggregator(nil)
+		base = scoring.NewAggregator(agg)
 		base.PoolServers = true
 		for _, m := range runs {
 			base.Add(m)
@@ -267,7 +269,7 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 		Title: "bench replay: " + label, Stage: opts.stage, Results: res.Current.Results(),
 		Comparison: scoring.CompareResults(baseLabel, base.Results(), curLabel, res.CurrentPooled.Results(), nil),
 		Gate:       gate, Meta: res.Meta.Meta(), Misses: scoring.FoldMisses(res.Misses), ExitCode: verdictExit,
-		Secrets: scorer.secrets(),
+		Secrets: scorer.secrets(), Aggregate: agg,
 	})
 	if err := writeReplayReports(a, opts, rep); err != nil {
 		return err

@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpbench/bench/internal/atomicfile"
+	"github.com/mcpbench/bench/internal/escape"
+	"github.com/mcpbench/bench/scenarios"
 	"github.com/mcpbench/bench/scoring"
 	"github.com/mcpbench/bench/traces"
 )
@@ -24,6 +26,7 @@ type reportOptions struct {
 	scenarios []string
 	seed      uint64
 	k         int
+	runs      int
 }
 
 func newReportCmd(a *app) *cobra.Command {
@@ -35,16 +38,23 @@ func newReportCmd(a *app) *cobra.Command {
 scoreboard. Without --from it scores every recorded run and leaves out the
 replay runs (bench replay's, under replay/), saying how many; with --from it
 scores every run under the prefixes, recorded or replayed, and says what it
-pooled when it holds both. The scoreboard: per server and suite, task
-success, tool selection, parameter accuracy, tokens and latency (mean and
-p95), excess API calls and safety failures; per scenario, median [IQR] over
-its runs. Servers without a tool for a scenario are shown as absent.
+pooled when it holds both. The scoreboard (docs/methodology.md,
+"Aggregation": scenarios are the unit, each scenario's runs averaged first):
+per server and suite, task success, tool selection, param_acc and
+param_field_acc, avg_turns, invalid_call_rate, tokens and latency (mean and
+p95 over the scenarios), excess API calls, and safety (a suite with a safety
+failure is FAILED); per scenario, median [IQR] over its runs. Servers
+without a tool for a scenario are shown as absent. A scenario with fewer
+scored runs than --runs (default 5, the methodology's minimum) is named in a
+warning, and pass@k is not computed for fewer than --k runs.
 
 With --release VERSION it writes the results page instead:
 <out-dir>/benchmark-results-<VERSION>.md (methodology version, servers with
 repository and SHA, models with sampling parameters and seeds, fixture
-versions, harness version, the scoreboard per suite), an SVG chart beside it
-and the same data as JSON. The page holds no date and no path: re-running at
+versions, harness version, the scoreboard per suite, each scenario's median
+[IQR]), an SVG chart beside it and the same data as JSON. A release asks
+every covered scenario for at least 5 scored runs: fewer is an error that
+names the scenarios. The page holds no date and no path: re-running at
 the same SHAs and store reproduces it byte for byte. Each file is written
 whole and renamed into place: a symlink planted at its name is replaced,
 not followed.`,
@@ -61,7 +71,8 @@ not followed.`,
 	cmd.Flags().StringVar(&opts.format, "format", "text", "output format without --release: text, json, md or junit")
 	cmd.Flags().StringSliceVar(&opts.scenarios, "scenarios", nil, "scenario manifests (files or directories; default: the built-in golden suite)")
 	cmd.Flags().Uint64Var(&opts.seed, "seed", 1, "bootstrap seed")
-	intVarMin(cmd.Flags(), &opts.k, "k", scoring.DefaultK, 1, "k of pass@k and pass^k")
+	intVarMin(cmd.Flags(), &opts.k, "k", scoring.DefaultK, 1, "k of pass@k and pass^k (not computed for a scenario with fewer runs)")
+	intVarMin(cmd.Flags(), &opts.runs, "runs", scenarios.DefaultRuns, 1, "runs per scenario asked: fewer is a warning, and an error with --release (which asks at least 5)")
 	return cmd
 }
 
@@ -70,6 +81,9 @@ var releasePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`)
 func runReport(_ context.Context, a *app, opts *reportOptions) error {
 	if opts.release != "" && !releasePattern.MatchString(opts.release) {
 		return usageErr(fmt.Errorf("--release %q: want a version such as 1.2.0", opts.release))
+	}
+	if opts.release != "" && opts.runs < scenarios.DefaultRuns {
+		return usageErr(fmt.Errorf("--release with --runs %d: a results page follows the methodology, each scenario runs at least %d times", opts.runs, scenarios.DefaultRuns))
 	}
 	switch opts.format {
 	case "text", "json", "md", "junit":
@@ -114,7 +128,8 @@ func runReport(_ context.Context, a *app, opts *reportOptions) error {
 	// of it is its metrics, aggregated as they come, and what its manifest
 	// adds to the metadata. Only the JSON scoreboard prints every run's
 	// metrics; the other reports keep a short summary of each run.
-	agg := scoring.NewAggregator(&scoring.AggregateOptions{K: opts.k})
+	aggOpts := &scoring.AggregateOptions{K: opts.k, Runs: opts.runs}
+	agg := scoring.NewAggregator(aggOpts)
 	agg.KeepRuns = opts.release == "" && opts.format == "json"
 	var meta scoring.MetaBuilder
 	tokenizer := ""
@@ -161,8 +176,14 @@ func runReport(_ context.Context, a *app, opts *reportOptions) error {
 	}
 	rep := scoring.BuildReport(&scoring.ReportInput{
 		Title: title, Results: agg.Results(), NoVerdict: true, Meta: rmeta, Secrets: scorer.secrets(),
-		Compare: &scoring.CompareOptions{Seed: opts.seed},
+		Compare: &scoring.CompareOptions{Seed: opts.seed}, Aggregate: aggOpts,
 	})
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(a.stderr, "report: warning: %s\n", escape.Line(w))
+	}
+	if opts.release != "" && len(rep.Warnings) > 0 {
+		return usageErr(fmt.Errorf("--release %s: not every scenario has %d scored runs (above); record them with bench record --runs %d", opts.release, opts.runs, opts.runs))
+	}
 	if opts.release == "" {
 		switch opts.format {
 		case "json":

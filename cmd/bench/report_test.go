@@ -37,6 +37,28 @@ func TestReportRelease(t *testing.T) {
 	}
 }
 
+// A results page follows the methodology: "Each scenario runs ≥5 times;
+// report median and IQR." Fewer runs than asked is an error with --release
+// naming the scenario, a warning in every other report.
+func TestReportReleaseRefusesFewerRuns(t *testing.T) {
+	store := scoringStore(t) // 5 runs of read-001
+	out := filepath.Join(t.TempDir(), "docs")
+	code, _, stderr := runBench(t, "--store", store, "report", "--release", "1.2.0", "--runs", "6", "--from", "base/", "--scenarios", testScenarios, "--out-dir", out)
+	if code != exitInvalidInput || !strings.Contains(stderr, "fewer scored runs than the 6 asked") || !strings.Contains(stderr, "read-001") {
+		t.Errorf("--release with 5 of 6 runs: exit %d\n%s", code, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("a refused release wrote %s", out)
+	}
+	if code, _, stderr := runBench(t, "--store", store, "report", "--release", "1.2.0", "--runs", "3", "--from", "base/", "--scenarios", testScenarios, "--out-dir", out); code != exitInvalidInput {
+		t.Errorf("--release --runs 3: exit %d, want a usage error\n%s", code, stderr)
+	}
+	code, stdout, stderr := runBench(t, "--store", store, "report", "--runs", "6", "--from", "base/", "--scenarios", testScenarios)
+	if code != exitOK || !strings.Contains(stdout, "fewer scored runs than the 6 asked") || !strings.Contains(stderr, "warning") {
+		t.Errorf("report with 5 of 6 runs: exit %d, want the warning on both streams\n%s\n%s", code, stdout, stderr)
+	}
+}
+
 func TestReportFormats(t *testing.T) {
 	store := scoringStore(t)
 	for _, format := range []string{"text", "md", "junit"} {
@@ -67,7 +89,7 @@ func TestReportJSONKeepsRuns(t *testing.T) {
 	for _, m := range rep.Runs() {
 		refs[m.Ref] = true
 	}
-	if len(refs) != 9 || !refs["leak/reference/baseline-bm25/read-001/2"] {
+	if len(refs) != 15 || !refs["leak/reference/baseline-bm25/read-001/4"] {
 		t.Errorf("runs of the JSON report: %v", refs)
 	}
 	// The text report of the same runs, rendered from the JSON report's
