@@ -50,6 +50,7 @@ stages:
       - suites: [alertz]
         categoriez: [core]
     gate: {task_success: 0.8}
+    runs: -2
 `
 	cfg, err := ParseConfig("bench.yaml", []byte(src))
 	if err == nil || !strings.Contains(err.Error(), `bench.yaml:10:9: stages[1].include[0].categoriez: unknown field "categoriez"`) {
@@ -64,10 +65,14 @@ stages:
 		`bench.yaml:4:20: stages[0].max_scenarios: stage "smoke" selects 2 scenarios, more than max_scenarios 1`,
 		`bench.yaml:7:11: stages[1].name: duplicate stage "smoke"`,
 		`unknown suite "alertz"`,
+		`bench.yaml:12:11: stages[1].runs: stage "smoke": runs -2: must be at least 1 (or left out: 5)`,
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ValidateConfig: want %q in\n%v", want, err)
 		}
+	}
+	if got := cfg.Stages[0].RunsAsked(); got != DefaultRuns {
+		t.Errorf("a stage without runs asks %d, want %d", got, DefaultRuns)
 	}
 	if got := cfg.Stages[1].Gate["task_success"]; got != 0.8 {
 		t.Errorf("gate kept as written: got %v", got)

@@ -152,6 +152,20 @@ func TestGateAsTheMethodologyConfiguresIt(t *testing.T) {
 				if s := r.Results.Suite("srv", AllSuites); !s.Failed {
 					t.Errorf("suite summary not failed: %+v", s)
 				}
+				for name, write := range map[string]func(*bytes.Buffer) error{
+					"page":  func(b *bytes.Buffer) error { return WriteResultsPage(b, r, "x", "x.svg", "x.json") },
+					"md":    func(b *bytes.Buffer) error { return WriteMarkdown(b, r) },
+					"text":  func(b *bytes.Buffer) error { return WriteText(b, r) },
+					"chart": func(b *bytes.Buffer) error { return WriteSVG(b, r) },
+				} {
+					var b bytes.Buffer
+					if err := write(&b); err != nil {
+						t.Fatal(err)
+					}
+					if !strings.Contains(b.String(), "FAILED") {
+						t.Errorf("the %s does not mark the suite failed", name)
+					}
+				}
 			},
 		},
 		{
@@ -456,9 +470,11 @@ func TestRepeatsHonoured(t *testing.T) {
 		t.Errorf("warnings %q", r.Warnings)
 	}
 	for format, write := range map[string]func(*bytes.Buffer) error{
-		"text": func(b *bytes.Buffer) error { return WriteText(b, r) },
-		"md":   func(b *bytes.Buffer) error { return WriteMarkdown(b, r) },
-		"json": func(b *bytes.Buffer) error { return WriteJSON(b, r) },
+		"text":  func(b *bytes.Buffer) error { return WriteText(b, r) },
+		"md":    func(b *bytes.Buffer) error { return WriteMarkdown(b, r) },
+		"json":  func(b *bytes.Buffer) error { return WriteJSON(b, r) },
+		"junit": func(b *bytes.Buffer) error { return WriteJUnit(b, r) },
+		"page":  func(b *bytes.Buffer) error { return WriteResultsPage(b, r, "x", "x.svg", "x.json") },
 	} {
 		var b bytes.Buffer
 		if err := write(&b); err != nil {

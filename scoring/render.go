@@ -370,11 +370,12 @@ type junitSuites struct {
 }
 
 type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Cases    []junitCase `xml:"testcase"`
+	Name      string      `xml:"name,attr"`
+	Tests     int         `xml:"tests,attr"`
+	Failures  int         `xml:"failures,attr"`
+	Skipped   int         `xml:"skipped,attr"`
+	Cases     []junitCase `xml:"testcase"`
+	SystemOut string      `xml:"system-out,omitempty"`
 }
 
 type junitCase struct {
@@ -484,6 +485,19 @@ func WriteJUnit(w io.Writer, r *Report) error {
 		js.Cases = []junitCase{tc}
 		bySuite["\x00gate"] = js
 		order = append(order, "\x00gate")
+	}
+	// The warnings (too few runs) go with the gate's suite, or with the
+	// first suite of a report that has no verdict.
+	if len(r.Warnings) > 0 && len(order) > 0 {
+		lines := make([]string, len(r.Warnings))
+		for i, w := range r.Warnings {
+			lines[i] = "warning: " + tl(w)
+		}
+		js := bySuite[order[len(order)-1]]
+		if r.Verdict == nil {
+			js = bySuite[order[0]]
+		}
+		js.SystemOut = strings.Join(lines, "\n")
 	}
 	for _, k := range order {
 		js := bySuite[k]
