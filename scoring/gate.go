@@ -410,7 +410,7 @@ func regressions(g *Gate, c *Comparison) []Regression {
 		}
 		switch {
 		case !stage:
-			row.Reason += " (" + test + "; this scenario's share of the stage's change)"
+			row.Reason += " (" + test + "; reported, not gating)"
 		case g.requireSignificance() && !d.Significant:
 			row.Reason += " (" + test + "; require_significance: not gating)"
 		default:
