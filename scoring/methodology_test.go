@@ -552,3 +552,21 @@ func TestRenamedGateFieldIsAnError(t *testing.T) {
 		t.Errorf("reasons %v: the param_acc floor must gate the all-match rate", v.Reasons)
 	}
 }
+
+// A baseline report of format 1 or 2 names the parameter metrics as
+// methodology 1.1 did; its runs are read under the 1.2 names.
+func TestOldReportRunsReadUnderNewNames(t *testing.T) {
+	doc := `{"format":2,"methodology":"1.1","results":{"scenarios":[{"scenario":"x","server":"s","runs":1,
+		"run_metrics":[{"scenario":"x","server":"s","param_accuracy":0.5,"params_all_match":true,"latency_ms":7}]}],"suites":[]}}`
+	r, err := ReadReport(strings.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := r.Runs()
+	if len(runs) != 1 || runs[0].ParamFieldAcc != 0.5 || !runs[0].ParamAcc || runs[0].LatencyMS != 7 {
+		t.Errorf("runs %+v", runs)
+	}
+	if _, err := ReadReport(strings.NewReader(`{"format":4,"results":{}}`)); err == nil || !strings.Contains(err.Error(), "formats 1 to 3") {
+		t.Errorf("format 4: %v", err)
+	}
+}
