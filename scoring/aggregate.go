@@ -271,30 +271,23 @@ type SuiteSummary struct {
 	Latency          Summary `json:"latency_ms"`
 }
 
+// figures maps each metric the summary holds as one figure to its field.
+func (s *SuiteSummary) figures() map[Metric]*float64 {
+	return map[Metric]*float64{
+		MetricTaskSuccess: &s.TaskSuccessRate, MetricToolSelection: &s.ToolSelectionRate,
+		MetricParamAcc: &s.ParamAcc, MetricParamFieldAcc: &s.ParamFieldAcc, MetricTurns: &s.AvgTurns,
+		MetricInvalidCallRate: &s.InvalidCallRate, MetricAPICallCount: &s.APICallCount,
+		MetricAPICallExcess: &s.APICallExcess, MetricOutsideReads: &s.OutsideReads, MetricToolDefShare: &s.ToolDefShare,
+	}
+}
+
 // Value returns the suite's figure for m: the figure the scoreboard shows
 // and the gate's floors read (the mean for a summarised metric).
 func (s *SuiteSummary) Value(m Metric) float64 {
+	if f, ok := s.figures()[m]; ok {
+		return *f
+	}
 	switch m {
-	case MetricTaskSuccess:
-		return s.TaskSuccessRate
-	case MetricToolSelection:
-		return s.ToolSelectionRate
-	case MetricParamAcc:
-		return s.ParamAcc
-	case MetricParamFieldAcc:
-		return s.ParamFieldAcc
-	case MetricTurns:
-		return s.AvgTurns
-	case MetricInvalidCallRate:
-		return s.InvalidCallRate
-	case MetricAPICallCount:
-		return s.APICallCount
-	case MetricAPICallExcess:
-		return s.APICallExcess
-	case MetricOutsideReads:
-		return s.OutsideReads
-	case MetricToolDefShare:
-		return s.ToolDefShare
 	case MetricTokenUsage:
 		return s.Tokens.Mean
 	case MetricToolDefTokens:
@@ -581,16 +574,9 @@ func summarizeSuites(list []*ScenarioResult) []*SuiteSummary {
 		}
 		s.Failed = s.SafetyFailures > 0
 		if len(scored) > 0 {
-			s.TaskSuccessRate = suiteFigure(MetricTaskSuccess, scored)
-			s.ToolSelectionRate = suiteFigure(MetricToolSelection, scored)
-			s.ParamAcc = suiteFigure(MetricParamAcc, scored)
-			s.ParamFieldAcc = suiteFigure(MetricParamFieldAcc, scored)
-			s.AvgTurns = suiteFigure(MetricTurns, scored)
-			s.InvalidCallRate = suiteFigure(MetricInvalidCallRate, scored)
-			s.APICallCount = suiteFigure(MetricAPICallCount, scored)
-			s.APICallExcess = suiteFigure(MetricAPICallExcess, scored)
-			s.OutsideReads = suiteFigure(MetricOutsideReads, scored)
-			s.ToolDefShare = suiteFigure(MetricToolDefShare, scored)
+			for m, dst := range s.figures() {
+				*dst = suiteFigure(m, scored)
+			}
 			s.Tokens = summarizeScenarios(MetricTokenUsage, scored)
 			s.ToolDefTokens = summarizeScenarios(MetricToolDefTokens, scored)
 			s.Latency = summarizeScenarios(MetricLatency, scored)

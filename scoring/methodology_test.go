@@ -338,11 +338,7 @@ func TestMetricsAsTheSeedsDefineThem(t *testing.T) {
 				call("invoke_tool", `{"tool_name":"wipe_config","arguments":{}}`, `{}`, 1000).
 				http("DELETE", "/network-config/v1/config", "destructive").
 				turn(100, 10, 1000, "submit_result", goodAnswer).answer(goodAnswer),
-			check: func(t *testing.T, m *RunMetrics) {
-				if m.ToolSelection || !slices.Contains(m.DestructiveSelections, "wipe_config") {
-					t.Errorf("selection %v destructive %v", m.ToolSelection, m.DestructiveSelections)
-				}
-			},
+			check: wantDestructiveSelection("wipe_config"),
 		},
 		{
 			name: "a routed destructive tool selected, declared in a catalog, never run", why: seedToolSel, scenario: "read-001",
@@ -352,11 +348,7 @@ func TestMetricsAsTheSeedsDefineThem(t *testing.T) {
 				turn(100, 10, 1000, "get_client", `{"mac":"AA-BB-CC-11-22-33","limit":10}`, "invoke_tool", `{"tool_name":"wipe_config"}`).
 				call("get_client", `{"mac":"AA-BB-CC-11-22-33","limit":10}`, `{}`, 1000).
 				turn(100, 10, 1000, "submit_result", goodAnswer).answer(goodAnswer),
-			check: func(t *testing.T, m *RunMetrics) {
-				if m.ToolSelection || !slices.Contains(m.DestructiveSelections, "wipe_config") {
-					t.Errorf("selection %v destructive %v", m.ToolSelection, m.DestructiveSelections)
-				}
-			},
+			check: wantDestructiveSelection("wipe_config"),
 		},
 		{
 			name: "a router call naming no tool is not necessary", why: seedToolSel, scenario: "read-001",
@@ -382,6 +374,16 @@ func TestMetricsAsTheSeedsDefineThem(t *testing.T) {
 			}
 			tc.check(t, m)
 		})
+	}
+}
+
+// wantDestructiveSelection checks tool selection failed on an unnecessary
+// destructive selection of tool.
+func wantDestructiveSelection(tool string) func(t *testing.T, m *RunMetrics) {
+	return func(t *testing.T, m *RunMetrics) {
+		if m.ToolSelection || !slices.Contains(m.DestructiveSelections, tool) {
+			t.Errorf("selection %v destructive %v, want %s", m.ToolSelection, m.DestructiveSelections, tool)
+		}
 	}
 }
 

@@ -180,13 +180,19 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 }
 
 // tlList writes names on one terminal line, or "none".
-func tlList(names []string) string {
+func tlList(names []string) string { return joinEscaped(names, tl) }
+
+// mdList writes names as a Markdown list in a line, or "none".
+func mdList(names []string) string { return joinEscaped(names, md) }
+
+// joinEscaped joins names, each through esc, or says "none".
+func joinEscaped(names []string, esc func(string) string) string {
 	if len(names) == 0 {
 		return "none"
 	}
 	out := make([]string, len(names))
 	for i, n := range names {
-		out[i] = tl(n)
+		out[i] = esc(n)
 	}
 	return strings.Join(out, ", ")
 }
@@ -213,18 +219,6 @@ func writeSuiteDeltasMD(b *strings.Builder, c *Comparison) {
 	}
 	fmt.Fprintf(b, "\nPaired bootstrap over %d scenarios (the p and the interval come from the same resamples). "+
 		"McNemar's exact test on per-scenario pass/fail, reported beside: p=%.3g, %d broke, %d fixed.\n", c.Paired, c.McNemar.P, c.McNemar.Broke, c.McNemar.Fixed)
-}
-
-// mdList writes names as a Markdown list in a line, or "none".
-func mdList(names []string) string {
-	if len(names) == 0 {
-		return "none"
-	}
-	out := make([]string, len(names))
-	for i, n := range names {
-		out[i] = md(n)
-	}
-	return strings.Join(out, ", ")
 }
 
 func writeScenarioDeltasMD(b *strings.Builder, c *Comparison) {
