@@ -49,9 +49,8 @@ type Profile struct {
 	Transport string `yaml:"transport" json:"transport"` // stdio (default) | http
 	// Command is the argv, never a shell string. Templated.
 	Command []string `yaml:"command" json:"command"`
-	// Cwd is the working directory, relative to the directory the profile
-	// was loaded from when the profile is inside the working directory's
-	// tree, else relative to the profile's own directory. Default ".".
+	// Cwd is the working directory, relative to the profile's own folder
+	// (wherever bench runs from). Default ".".
 	Cwd string `yaml:"cwd" json:"cwd,omitempty"`
 	// Env is added to the child's environment. Values are templated.
 	Env map[string]string `yaml:"env" json:"env,omitempty"`
@@ -226,20 +225,10 @@ func LoadProfile(path string) (*Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.Dir = profileBase(abs)
+	// Relative paths in a profile resolve against the profile's own
+	// folder, wherever bench runs from.
+	p.Dir = filepath.Dir(abs)
 	return p, nil
-}
-
-// profileBase picks the directory a profile's relative cwd resolves
-// against: the repository root for a profile under servers/ (where
-// "cwd: ." means the checkout, as in servers/reference.yaml), else the
-// profile's own directory.
-func profileBase(abs string) string {
-	dir := filepath.Dir(abs)
-	if filepath.Base(dir) == "servers" {
-		return filepath.Dir(dir)
-	}
-	return dir
 }
 
 // ParseProfile parses a profile. file names it in errors; name selects an
