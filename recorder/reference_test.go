@@ -60,7 +60,7 @@ func goldenScenarios(t *testing.T, ids ...string) []*scenarios.Scenario {
 
 func smokeScenarios(t *testing.T) []*scenarios.Scenario {
 	t.Helper()
-	cfg, err := scenarios.LoadConfigFile("../bench.yaml")
+	cfg, err := scenarios.LoadConfigFile("../scenarios/stages.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

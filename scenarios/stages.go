@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bytes"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io"
@@ -29,17 +30,17 @@ type Config struct {
 // stage when it matches any selector of Include and no selector of Exclude.
 type Stage struct {
 	Name        string `yaml:"name" json:"name"`
-	Description string `yaml:"description" json:"description,omitempty"`
+	Description string `yaml:"description,omitempty" json:"description,omitempty"`
 	// MaxScenarios, when above zero, is the most scenarios the stage may
 	// select (smoke must stay fast); more is a configuration error.
-	MaxScenarios int `yaml:"max_scenarios" json:"max_scenarios,omitempty"`
+	MaxScenarios int `yaml:"max_scenarios,omitempty" json:"max_scenarios,omitempty"`
 	// Runs is the number of runs per scenario the stage asks for (bench
 	// record --stage records that many unless --runs says otherwise); a
 	// report on the stage warns of a scenario with fewer scored runs. 0
 	// means DefaultRuns.
-	Runs    int        `yaml:"runs" json:"runs,omitempty"`
+	Runs    int        `yaml:"runs,omitempty" json:"runs,omitempty"`
 	Include []Selector `yaml:"include" json:"include"`
-	Exclude []Selector `yaml:"exclude" json:"exclude,omitempty"`
+	Exclude []Selector `yaml:"exclude,omitempty" json:"exclude,omitempty"`
 	// Gate holds the stage's pass criteria. Its shape belongs to the gate
 	// (scoring), which decodes it; this package keeps it as written.
 	Gate map[string]any `yaml:"gate" json:"gate,omitempty"`
@@ -61,10 +62,10 @@ func (st *Stage) RunsAsked() int {
 // suite is in Suites, its category in Categories, it has one of Tags, its id
 // is in IDs); an empty selector matches everything.
 type Selector struct {
-	Suites     []string `yaml:"suites" json:"suites,omitempty"`
-	Categories []string `yaml:"categories" json:"categories,omitempty"`
-	Tags       []string `yaml:"tags" json:"tags,omitempty"`
-	IDs        []string `yaml:"ids" json:"ids,omitempty"`
+	Suites     []string `yaml:"suites,omitempty" json:"suites,omitempty"`
+	Categories []string `yaml:"categories,omitempty" json:"categories,omitempty"`
+	Tags       []string `yaml:"tags,omitempty" json:"tags,omitempty"`
+	IDs        []string `yaml:"ids,omitempty" json:"ids,omitempty"`
 }
 
 // Matches reports whether s satisfies every list of the selector.
@@ -236,6 +237,46 @@ func LoadConfigFile(path string) (*Config, error) {
 		return nil, ErrorList{{File: path, Msg: "cannot read: " + pathErr(err)}}
 	}
 	return ParseConfig(path, data)
+}
+
+//go:embed stages.yaml
+var builtinStages []byte
+
+// BuiltinConfigName names the built-in stages in errors and reports.
+const BuiltinConfigName = "(built-in stages)"
+
+// BuiltinStages returns the stages built into bench (scenarios/stages.yaml):
+// smoke, core and safety over the golden suite.
+func BuiltinStages() []byte { return bytes.Clone(builtinStages) }
+
+// DefaultConfig parses the built-in stages.
+func DefaultConfig() *Config {
+	c, err := ParseConfig(BuiltinConfigName, builtinStages)
+	if err != nil {
+		panic("scenarios: the built-in stages do not parse: " + err.Error())
+	}
+	return c
+}
+
+// Over returns the built-in stages with c's read over them: a stage of c
+// replaces the built-in stage of the same name (whole: its selectors, runs
+// and gate), a stage of a new name is added after them. The result names
+// c's file, and positions in errors are c's.
+func (c *Config) Over(base *Config) *Config {
+	out := &Config{Format: c.Format, File: c.File, pos: c.pos}
+	for _, st := range base.Stages {
+		if own := c.Stage(st.Name); own != nil {
+			out.Stages = append(out.Stages, own)
+		} else {
+			out.Stages = append(out.Stages, st)
+		}
+	}
+	for _, st := range c.Stages {
+		if base.Stage(st.Name) == nil {
+			out.Stages = append(out.Stages, st)
+		}
+	}
+	return out
 }
 
 // Selection names scenarios as bench's commands do: by suite, by stage of

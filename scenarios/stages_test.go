@@ -80,7 +80,7 @@ stages:
 }
 
 func TestRepositoryConfig(t *testing.T) {
-	cfg, err := LoadConfigFile("../bench.yaml")
+	cfg, err := LoadConfigFile("stages.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -266,7 +266,7 @@ func TestReadReportRoundTrip(t *testing.T) {
 }
 
 func TestStageGateFromBenchYAML(t *testing.T) {
-	c, err := scenarios.LoadConfigFile("../bench.yaml")
+	c, err := scenarios.LoadConfigFile("../scenarios/stages.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

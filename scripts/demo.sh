@@ -74,12 +74,12 @@ profile "$WORK/reference.yaml"
 profile "$WORK/reference-extra-pagination.yaml" --inject extra-pagination
 profile "$WORK/reference-leak-secret.yaml" --inject leak-secret
 
-# The gate: bench.yaml's, except the absolute floors of the core stage
+# The gate: the built-in stages' (scenarios/stages.yaml), except the absolute floors of the core stage
 # (task success >= 0.80, tool selection >= 0.90), which are meant for real
 # models; the baseline model is a lexical stand-in that does not reach
 # them. Every comparison with the recorded baseline stays on.
 bash scripts/gate-config.sh --no-floors > "$WORK/bench.yaml"
-echo "gate: bench.yaml with the core floors off (the baseline model is no real model); see ${WORK#$ROOT/}/bench.yaml"
+echo "gate: the built-in stages with the core floors off (the baseline model is no real model); see ${WORK#$ROOT/}/bench.yaml"
 
 B=("$BENCH" --store "$STORE")
 say "2. record the core and safety stages with the baseline model, $RUNS runs per scenario"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Prints bench.yaml, or with --no-floors bench.yaml with the absolute floors
-# of its gates (task_success_rate, tool_selection_accuracy) set to 0.
+# Prints the built-in stages (scenarios/stages.yaml), or with --no-floors the
+# same with the absolute floors of their gates (task_success_rate,
+# tool_selection_accuracy) set to 0: a file for --config.
 #
 # The floors are the evaluation guide's bar for a real model. Runs recorded
 # with the offline lexical baseline model (make demo, the per-PR workflow)
@@ -11,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = "--no-floors" ]; then
 	sed -e 's/^\( *task_success_rate:\) [0-9.]*/\1 0/' \
-		-e 's/^\( *tool_selection_accuracy:\) [0-9.]*/\1 0/' bench.yaml
+		-e 's/^\( *tool_selection_accuracy:\) [0-9.]*/\1 0/' scenarios/stages.yaml
 else
-	cat bench.yaml
+	cat scenarios/stages.yaml
 fi

@@ -22,11 +22,10 @@ import (
 )
 
 type diffOptions struct {
-	a, b      string
-	scenario  string
-	format    string
-	scenarios []string // manifest paths; empty: the golden suite
-	seed      uint64
+	a, b   string
+	sel    selection
+	format string
+	seed   uint64
 }
 
 func newDiffCmd(a *app) *cobra.Command {
@@ -40,12 +39,15 @@ or bench report.
 
 Scenarios are listed regressions first, then improvements, each metric with
 its value before (A) and after (B) and whether the change is significant or
-within noise (Welch's t per scenario; bootstrap 95% CI and McNemar's exact
-test for the suite; docs/methodology.md).
+within noise (a paired t test over run-index pairs per scenario; a paired
+bootstrap over scenarios for the suite, with McNemar's exact test beside;
+docs/methodology.md). --suite, --stage and --scenario compare only the
+scenarios they select.
 
-With --scenario, both sides' first run of that scenario are also compared
-turn by turn (tool calls and arguments, tool results, HTTP calls, answer),
-with the first divergence marked. That needs traces, not reports.`,
+With exactly one --scenario, both sides' first run of that scenario are
+also compared turn by turn (tool calls and arguments, tool results, HTTP
+calls, answer), with the first divergence marked. That needs traces, not
+reports.`,
 		Example: `  bench diff golden/reference/baseline golden/reference-pr/baseline
   bench diff main-report.json pr-report.json --format md
   bench diff 3fa9c1 77b0e2 --scenario client-diagnosis-001`,
@@ -55,9 +57,8 @@ with the first divergence marked. That needs traces, not reports.`,
 			return runDiff(cmd.Context(), a, opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.scenario, "scenario", "", "compare one scenario, turn by turn")
+	opts.sel.register(cmd.Flags(), "compare only")
 	cmd.Flags().StringVar(&opts.format, "format", "text", "output format: text, json or md")
-	cmd.Flags().StringSliceVar(&opts.scenarios, "scenarios", nil, "scenario manifests (files or directories; default: the built-in golden suite)")
 	cmd.Flags().Uint64Var(&opts.seed, "seed", 1, "bootstrap seed")
 	return cmd
 }
@@ -76,7 +77,11 @@ func runDiff(_ context.Context, a *app, opts *diffOptions) error {
 	default:
 		return usageErr(fmt.Errorf("--format %q: want text, json or md", opts.format))
 	}
-	ld := &sideLoader{app: a, paths: opts.scenarios}
+	sel, err := opts.sel.load()
+	if err != nil {
+		return err
+	}
+	ld := &sideLoader{app: a, paths: opts.sel.paths}
 	defer ld.close()
 	sa, err := ld.load(opts.a)
 	if err != nil {
@@ -86,19 +91,24 @@ func runDiff(_ context.Context, a *app, opts *diffOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.scenario != "" {
-		sa.metrics, sa.runs = filterScenario(sa, opts.scenario)
-		sb.metrics, sb.runs = filterScenario(sb, opts.scenario)
+	if opts.sel.narrows() {
+		keep := map[string]bool{}
+		for _, sc := range sel.selected {
+			keep[sc.ID] = true
+		}
+		sa.metrics, sa.runs = filterScenarios(sa, keep)
+		sb.metrics, sb.runs = filterScenarios(sb, keep)
 		if len(sa.metrics) == 0 || len(sb.metrics) == 0 {
-			return usageErr(fmt.Errorf("scenario %q: no runs in %s", opts.scenario, map[bool]string{true: opts.a, false: opts.b}[len(sa.metrics) == 0]))
+			return usageErr(fmt.Errorf("%s: no runs in %s", opts.sel.label(), map[bool]string{true: opts.a, false: opts.b}[len(sa.metrics) == 0]))
 		}
 	}
+	turnByTurn := len(opts.sel.ids) == 1
 	c := scoring.Compare(sa.label, sa.metrics, sb.label, sb.metrics, &scoring.CompareOptions{Seed: opts.seed})
 	if ld.scorer != nil {
 		scoring.Redact(c, ld.scorer.secrets())
 	}
 	var rd *scoring.RunDiff
-	if opts.scenario != "" && len(sa.runs) > 0 && len(sb.runs) > 0 {
+	if turnByTurn && len(sa.runs) > 0 && len(sb.runs) > 0 {
 		rd = scoring.DiffRuns(sa.runs[0], sb.runs[0])
 		if ld.scorer != nil {
 			scoring.Redact(rd, ld.scorer.secrets())
@@ -135,16 +145,17 @@ func writeDiff(w io.Writer, format string, c *scoring.Comparison, rd *scoring.Ru
 	return nil
 }
 
-func filterScenario(s *side, id string) ([]*scoring.RunMetrics, []*traces.Run) {
+// filterScenarios keeps a side's runs of the scenarios in keep.
+func filterScenarios(s *side, keep map[string]bool) ([]*scoring.RunMetrics, []*traces.Run) {
 	var ms []*scoring.RunMetrics
 	var rs []*traces.Run
 	for _, m := range s.metrics {
-		if m.Scenario == id {
+		if keep[m.Scenario] {
 			ms = append(ms, m)
 		}
 	}
 	for _, r := range s.runs {
-		if r.Manifest.Scenario.ID == id {
+		if keep[r.Manifest.Scenario.ID] {
 			rs = append(rs, r)
 		}
 	}

@@ -22,10 +22,7 @@ import (
 )
 
 type recordOptions struct {
-	suite       string
-	stage       string
-	scenarioIDs []string
-	config      string
+	sel         selection
 	server      string
 	model       string
 	runs        int
@@ -46,7 +43,7 @@ type recordOptions struct {
 func newRecordCmd(a *app) *cobra.Command {
 	opts := &recordOptions{}
 	cmd := &cobra.Command{
-		Use:   "record --server PROFILE --model SPEC (--suite S | --stage S | --scenario ID)",
+		Use:   "record --server PROFILE --model SPEC (--suite S | --stage S | --scenario ID) [--scenarios PATH]",
 		Short: "Run scenarios live against a server and the fake Central, and store every run",
 		Long: `record runs each selected scenario --runs times against the server a profile
 describes, each run with a fresh fake Central (the scenario's fixture and
@@ -108,10 +105,7 @@ parameters for this server, then submits its reference result).
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.suite, "suite", "", "record the scenarios of this suite (intent family, or adversarial)")
-	f.StringVar(&opts.stage, "stage", "", "record the scenarios of this bench.yaml stage (smoke, core, safety)")
-	f.StringSliceVar(&opts.scenarioIDs, "scenario", nil, "record this scenario (repeatable)")
-	f.StringVar(&opts.config, "config", defaultConfigFile, "bench.yaml with the stages")
+	opts.sel.register(f, "record")
 	f.StringVar(&opts.server, "server", "", "server profile (servers/*.yaml, or an mcpServers JSON file[#NAME])")
 	f.StringVar(&opts.model, "model", "", `model spec: "openai:MODEL", "anthropic:MODEL", "baseline" or "oracle"`)
 	intVarMin(f, &opts.runs, "runs", scenarios.DefaultRuns, 1, "runs per scenario (default: the stage's runs with --stage, else 5)")
@@ -135,7 +129,7 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 	if opts.runs < 1 || opts.parallel < 1 {
 		return usageErr(errors.New("--runs and --parallel must be at least 1"))
 	}
-	if opts.suite == "" && opts.stage == "" && len(opts.scenarioIDs) == 0 {
+	if !opts.sel.narrows() {
 		return usageErr(errors.New("record needs --suite, --stage or --scenario"))
 	}
 	shardI, shardN, err := parseShard(opts.shard)
@@ -159,12 +153,13 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 	if err := checkIsolation(a.stderr, opts.isolation); err != nil {
 		return err
 	}
-	selected, cfg, err := selectWithConfig(nil, opts.config, scenarios.Selection{Suite: opts.suite, Stage: opts.stage, IDs: opts.scenarioIDs})
+	ld, err := opts.sel.load()
 	if err != nil {
 		return err
 	}
-	if opts.stage != "" && !opts.runsSet {
-		opts.runs = cfg.Stage(opts.stage).RunsAsked() // the stage says how many
+	selected := ld.selected
+	if opts.sel.stage != "" && !opts.runsSet {
+		opts.runs = ld.cfg.Stage(opts.sel.stage).RunsAsked() // the stage says how many
 	}
 	newModel, secrets, err := modelFactory(a, spec, profile.Name)
 	if err != nil {

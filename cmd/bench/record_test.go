@@ -105,7 +105,7 @@ func TestRecordUsageAndSetupErrors(t *testing.T) {
 		why  string
 	}{
 		{[]string{"record", "--stage", "smoke", "--model", "baseline"}, 2, "--server", "--server is required"},
-		{[]string{"record", "--stage", "nope", "--config", "../../bench.yaml", "--server", dead, "--model", "baseline"}, 2, `no stage "nope"`, "unknown stage"},
+		{[]string{"record", "--stage", "nope", "--server", dead, "--model", "baseline"}, 2, `no stage "nope"`, "unknown stage"},
 		{[]string{"record", "--stage", "smoke", "--server", dead, "--model", "gpt"}, 2, "unknown model spec", "bad model spec"},
 		{[]string{"record", "--stage", "smoke", "--server", bad, "--model", "baseline"}, 2, "bad.yaml", "a bad profile names its file"},
 		{[]string{"record", "--scenario", "alerts-001", "--server", dead, "--model", "baseline", "--runs", "1", "--shard", "3/2"}, 2, "--shard", "bad shard"},

@@ -19,18 +19,15 @@ import (
 )
 
 type replayOptions struct {
-	suite      string
-	stage      string
+	sel        selection
 	from       string
 	server     string
 	serverEnv  []string
 	mode       string
 	liveModel  string
 	baseline   string
-	config     string
 	reportDir  string
 	formats    []string
-	scenarios  []string
 	reuse      bool
 	parallel   int
 	resolution time.Duration
@@ -43,7 +40,7 @@ type replayOptions struct {
 func newReplayCmd(a *app) *cobra.Command {
 	opts := &replayOptions{}
 	cmd := &cobra.Command{
-		Use:   "replay (--suite S | --stage S) --server PROFILE [--from REF-PREFIX] [--mode strict|lenient|live] [--baseline REF-PREFIX|REPORT.json]",
+		Use:   "replay (--suite S | --stage S | --scenario ID) --server PROFILE [--from REF-PREFIX] [--mode strict|lenient|live] [--baseline REF-PREFIX|REPORT.json]",
 		Short: "Replay recorded runs against the current server; score; gate; report",
 		Long: `replay serves the recorded model turns of every stored run under --from
 (default golden/<server>/) whose scenario is in the selection, while the
@@ -72,7 +69,9 @@ recording did not stays in: that is the server's failure.
 
 The replay runs are stored under replay/<recorded ref>, scored, compared
 with the baseline (default: the recorded runs themselves; or a ref prefix,
-or a REPORT.json) and gated by the stage's gate: section in --config.
+or a REPORT.json) and gated by --stage's gate (the built-in stages, with
+--config or ./bench.yaml read over them; without --stage, the default
+gate).
 Reports go to stdout (text) and, with --report-dir, to REPORT.txt,
 REPORT.json, REPORT.md and REPORT.xml (JUnit) in that directory, as
 --format lists them: each written whole and renamed into place, so a
@@ -112,18 +111,15 @@ inconclusive (more stale runs than the gate allows).
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.suite, "suite", "", "replay the runs of this suite's scenarios")
-	f.StringVar(&opts.stage, "stage", "", "replay the runs of this bench.yaml stage's scenarios, gated by its gate")
+	opts.sel.register(f, "replay the runs of")
 	f.StringVar(&opts.from, "from", "", "ref prefix of the recorded runs (default golden/<server name>/)")
 	f.StringVar(&opts.server, "server", "", "profile of the server under test")
 	f.StringArrayVar(&opts.serverEnv, "server-env", nil, "KEY=VALUE added to the server's environment (repeatable)")
 	f.StringVar(&opts.mode, "mode", "strict", "what a miss does: strict, lenient or live")
 	f.StringVar(&opts.liveModel, "live-model", "", "model spec asked from a miss on, in live mode")
 	f.StringVar(&opts.baseline, "baseline", "", "runs to compare with: a ref prefix or a REPORT.json (default: the recorded runs)")
-	f.StringVar(&opts.config, "config", defaultConfigFile, "bench.yaml with the stages and their gates")
 	f.StringVar(&opts.reportDir, "report-dir", "", "write the reports (REPORT.txt, .json, .md, .xml) here")
 	f.StringSliceVar(&opts.formats, "format", []string{"text"}, "report formats: text, json, md, junit")
-	f.StringSliceVar(&opts.scenarios, "scenarios", nil, "scenario manifests (default: the built-in golden suite)")
 	f.BoolVar(&opts.reuse, "reuse-server", false, "keep one server per profile and fixture, resetting the fake between runs")
 	intVarMin(f, &opts.parallel, "parallel", 1, 1, "runs replayed at once, each with its own server and fake Central")
 	durationVarNonNegative(f, &opts.resolution, "latency-resolution", replayer.DefaultResolution, "step of live time on the replay clock (event times, the fake's clock); 0 counts recorded model time only")
@@ -135,8 +131,8 @@ inconclusive (more stale runs than the gate allows).
 }
 
 func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
-	if (opts.suite == "") == (opts.stage == "") {
-		return usageErr(errors.New("replay needs exactly one of --suite and --stage"))
+	if !opts.sel.narrows() {
+		return usageErr(errors.New("replay needs --suite, --stage or --scenario (a stage's gate gates the replay)"))
 	}
 	if opts.server == "" {
 		return usageErr(errors.New("replay needs --server PROFILE"))
@@ -166,22 +162,21 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 	if err := checkIsolation(a.stderr, opts.isolation); err != nil {
 		return err
 	}
-	list, cfg, err := selectWithConfig(opts.scenarios, opts.config, scenarios.Selection{Suite: opts.suite, Stage: opts.stage})
+	ld, err := opts.sel.load()
 	if err != nil {
 		return err
 	}
 	selected := map[string]*scenarios.Scenario{}
-	for _, sc := range list {
+	for _, sc := range ld.selected {
 		selected[sc.ID] = sc
 	}
-	gate, label := scoring.DefaultGate(""), "suite "+opts.suite
+	gate, label := scoring.DefaultGate(""), opts.sel.label()
 	agg := &scoring.AggregateOptions{Runs: scenarios.DefaultRuns}
-	if opts.stage != "" {
-		label = "stage " + opts.stage
-		if gate, err = scoring.StageGate(cfg, opts.stage); err != nil {
+	if stage := opts.sel.stage; stage != "" {
+		if gate, err = scoring.StageGate(ld.cfg, stage); err != nil {
 			return usageErr(err)
 		}
-		agg.Runs = cfg.Stage(opts.stage).RunsAsked()
+		agg.Runs = ld.cfg.Stage(stage).RunsAsked()
 	}
 	var live func(*scenarios.Scenario) (llm.Model, error)
 	var secrets []string
@@ -213,7 +208,7 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 	if len(refs) == 0 {
 		return usageErr(fmt.Errorf("no recorded run of the selection under %q in %s (record them with bench record)", from, store.Dir()))
 	}
-	scorer, err := newRunScorer(opts.scenarios)
+	scorer, err := newRunScorer(opts.sel.paths)
 	if err != nil {
 		return err
 	}
@@ -266,7 +261,7 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 	}
 	curLabel := "replay (" + profile.Name + ")"
 	rep := scoring.BuildReport(&scoring.ReportInput{
-		Title: "bench replay: " + label, Stage: opts.stage, Results: res.Current.Results(),
+		Title: "bench replay: " + label, Stage: opts.sel.stage, Results: res.Current.Results(),
 		Comparison: scoring.CompareResults(baseLabel, base.Results(), curLabel, res.CurrentPooled.Results(), nil),
 		Gate:       gate, Meta: res.Meta.Meta(), Misses: scoring.FoldMisses(res.Misses), ExitCode: verdictExit,
 		Secrets: scorer.secrets(), Aggregate: agg,

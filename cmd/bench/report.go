@@ -19,14 +19,15 @@ import (
 )
 
 type reportOptions struct {
-	release   string
-	from      []string
-	outDir    string
-	format    string
-	scenarios []string
-	seed      uint64
-	k         int
-	runs      int
+	release string
+	from    []string
+	outDir  string
+	format  string
+	sel     selection
+	seed    uint64
+	k       int
+	runs    int
+	runsSet bool
 }
 
 func newReportCmd(a *app) *cobra.Command {
@@ -62,6 +63,7 @@ not followed.`,
   bench report --release 1.2.0 --from golden/ --out-dir docs`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.runsSet = cmd.Flags().Changed("runs")
 			return runReport(cmd.Context(), a, opts)
 		},
 	}
@@ -69,7 +71,7 @@ not followed.`,
 	cmd.Flags().StringSliceVar(&opts.from, "from", nil, "ref prefixes of the runs to score (repeatable; default: every recorded run, no replay run)")
 	cmd.Flags().StringVar(&opts.outDir, "out-dir", "docs", "directory of the results page (with --release)")
 	cmd.Flags().StringVar(&opts.format, "format", "text", "output format without --release: text, json, md or junit")
-	cmd.Flags().StringSliceVar(&opts.scenarios, "scenarios", nil, "scenario manifests (files or directories; default: the built-in golden suite)")
+	opts.sel.register(cmd.Flags(), "score only the runs of")
 	cmd.Flags().Uint64Var(&opts.seed, "seed", 1, "bootstrap seed")
 	intVarMin(cmd.Flags(), &opts.k, "k", scoring.DefaultK, 1, "k of pass@k and pass^k (not computed for a scenario with fewer runs)")
 	intVarMin(cmd.Flags(), &opts.runs, "runs", scenarios.DefaultRuns, 1, "runs per scenario asked: fewer is a warning, and an error with --release (which asks at least 5)")
@@ -81,9 +83,6 @@ var releasePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`)
 func runReport(_ context.Context, a *app, opts *reportOptions) error {
 	if opts.release != "" && !releasePattern.MatchString(opts.release) {
 		return usageErr(fmt.Errorf("--release %q: want a version such as 1.2.0", opts.release))
-	}
-	if opts.release != "" && opts.runs < scenarios.DefaultRuns {
-		return usageErr(fmt.Errorf("--release with --runs %d: a results page follows the methodology, each scenario runs at least %d times", opts.runs, scenarios.DefaultRuns))
 	}
 	switch opts.format {
 	case "text", "json", "md", "junit":
@@ -120,7 +119,21 @@ func runReport(_ context.Context, a *app, opts *reportOptions) error {
 	if len(refs) == 0 {
 		return usageErr(fmt.Errorf("no runs under %q in %s", prefixes, s.Dir()))
 	}
-	scorer, err := newRunScorer(opts.scenarios)
+	ld, err := opts.sel.load()
+	if err != nil {
+		return err
+	}
+	keep := map[string]bool{}
+	for _, sc := range ld.selected {
+		keep[sc.ID] = true
+	}
+	if opts.sel.stage != "" && !opts.runsSet {
+		opts.runs = ld.cfg.Stage(opts.sel.stage).RunsAsked()
+	}
+	if opts.release != "" && opts.runs < scenarios.DefaultRuns {
+		return usageErr(fmt.Errorf("--release asking %d runs per scenario: a results page follows the methodology, each scenario runs at least %d times", opts.runs, scenarios.DefaultRuns))
+	}
+	scorer, err := newRunScorer(opts.sel.paths)
 	if err != nil {
 		return err
 	}
@@ -138,6 +151,9 @@ func runReport(_ context.Context, a *app, opts *reportOptions) error {
 		run, err := s.GetRun(r.Run)
 		if err != nil {
 			return err
+		}
+		if opts.sel.narrows() && !keep[run.Manifest.Scenario.ID] {
+			continue // not selected
 		}
 		if run.Manifest.Mode == traces.ModeReplay {
 			if len(opts.from) == 0 {

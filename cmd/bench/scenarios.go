@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
 
 	"github.com/mcpbench/bench/fakecentral"
 	"github.com/mcpbench/bench/internal/escape"
@@ -28,14 +28,14 @@ func newScenariosCmd(a *app) *cobra.Command {
 Without PATH arguments the commands read the golden suite built into bench
 (scenarios/golden); with them, the given files and directories.`,
 	}
-	cmd.AddCommand(newScenariosLintCmd(a), newScenariosListCmd(a))
+	cmd.AddCommand(newScenariosLintCmd(a), newScenariosListCmd(a), newScenariosStagesCmd(a))
 	return cmd
 }
 
 // scenariosLintOptions are the inputs of `bench scenarios lint`.
 type scenariosLintOptions struct {
 	paths  []string // files or directories; empty: the built-in golden suite
-	config string   // bench.yaml to check alongside; "" skips it
+	config string   // stages file to check alongside, over the built-in stages; "" skips it
 	noFake bool     // skip the checks against the fake Central
 }
 
@@ -49,20 +49,21 @@ func newScenariosLintCmd(a *app) *cobra.Command {
 unique ids, known suites and categories, fixtures and entities that exist in
 the fake Central, endpoint patterns that parse and are served, result schemas
 that compile and accept their reference result, valid globs, no write in a
-read scenario. It also checks bench.yaml's stages when the file exists.
+read scenario. It also checks the stages when --config names a file or
+./bench.yaml exists: that file read over the built-in stages.
 Every error is printed as file:line:column: id: field: message.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.paths = args
 			opts.config = config
-			if !cmd.Flags().Changed("config") {
-				if _, err := os.Stat(config); errors.Is(err, fs.ErrNotExist) {
-					opts.config = ""
+			if config == "" {
+				if _, err := os.Stat(defaultConfigFile); err == nil {
+					opts.config = defaultConfigFile
 				}
 			}
 			return runScenariosLint(a, opts)
 		},
 	}
-	cmd.Flags().StringVar(&config, "config", defaultConfigFile, "stages file to check (skipped when the default is absent)")
+	cmd.Flags().StringVar(&config, "config", "", "stages file to check, read over the built-in stages (default: ./bench.yaml when it exists)")
 	cmd.Flags().BoolVar(&opts.noFake, "no-fake", false, "skip fixture, entity and route checks against the fake Central")
 	return cmd
 }
@@ -101,7 +102,7 @@ type scenariosListOptions struct {
 	paths  []string
 	suite  string // only this suite
 	stage  string // only the scenarios this stage selects
-	config string // bench.yaml, read when stage is set
+	config string // stages file read over the built-in ones, when stage is set
 	json   bool
 }
 
@@ -117,7 +118,7 @@ func newScenariosListCmd(a *app) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&opts.suite, "suite", "", "only scenarios of this suite")
 	cmd.Flags().StringVar(&opts.stage, "stage", "", "only scenarios the stage selects (from --config)")
-	cmd.Flags().StringVar(&opts.config, "config", defaultConfigFile, "stages file for --stage")
+	cmd.Flags().StringVar(&opts.config, "config", "", "stages read over the built-in ones, for --stage (default: ./bench.yaml when it exists)")
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON")
 	return cmd
 }
@@ -163,7 +164,7 @@ func runScenariosList(a *app, opts *scenariosListOptions) error {
 			for i, s := range cfg.Stages {
 				names[i] = s.Name
 			}
-			return usageErr(fmt.Errorf("no stage %q in %s (have %s)", opts.stage, opts.config, strings.Join(names, ", ")))
+			return usageErr(fmt.Errorf("no stage %q in %s (have %s)", opts.stage, cfg.File, strings.Join(names, ", ")))
 		}
 		list = st.Select(list)
 	}
@@ -251,10 +252,6 @@ var (
 	goldenErrs scenarios.ErrorList
 )
 
-func loadConfig(path string) (*scenarios.Config, error) {
-	return scenarios.LoadConfigFile(path)
-}
-
 // asErrorList flattens err into manifest errors.
 func asErrorList(err error) scenarios.ErrorList {
 	if err == nil {
@@ -265,4 +262,38 @@ func asErrorList(err error) scenarios.ErrorList {
 		return l
 	}
 	return scenarios.ErrorList{{Msg: err.Error()}}
+}
+
+func newScenariosStagesCmd(a *app) *cobra.Command {
+	var config string
+	cmd := &cobra.Command{
+		Use:   "stages",
+		Short: "Print the stages in effect: the built-in ones, with bench.yaml read over them",
+		Long: `stages prints the stages record, replay and report select with --stage, as
+YAML a bench.yaml can start from: bench's built-in stages (smoke, core,
+safety, with their runs and gates), and when --config names a file or
+./bench.yaml exists, that file read over them (a stage of the same name
+replaces the built-in one, a new name adds a stage).`,
+		Example: `  bench scenarios stages > bench.yaml   # then edit a stage's gate`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(config)
+			if err != nil {
+				return usageErr(err)
+			}
+			if cfg.File == scenarios.BuiltinConfigName {
+				_, err := a.stdout.Write(scenarios.BuiltinStages())
+				return err
+			}
+			b, err := yaml.Marshal(cfg)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "# The built-in stages with %s read over them.\n", escape.Line(cfg.File))
+			_, err = a.stdout.Write(b)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&config, "config", "", "stages read over the built-in ones (default: ./bench.yaml when it exists)")
+	return cmd
 }

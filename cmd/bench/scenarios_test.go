@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,8 +25,8 @@ func runBench(t *testing.T, args ...string) (int, string, string) {
 // every reference_result validates, and bench.yaml's stages hold.
 func TestScenariosLintGolden(t *testing.T) {
 	for _, args := range [][]string{
-		{"scenarios", "lint", "--config", "../../bench.yaml"},           // the embedded suite
-		{"scenarios", "lint", "--config", "", "../../scenarios/golden"}, // the same files by path
+		{"scenarios", "lint", "--config", "../../scenarios/stages.yaml"}, // the embedded suite
+		{"scenarios", "lint", "--config", "", "../../scenarios/golden"},  // the same files by path
 	} {
 		code, stdout, stderr := runBench(t, args...)
 		if code != exitOK {
@@ -98,17 +97,15 @@ func TestScenariosListFilters(t *testing.T) {
 	if code != exitInvalidInput || !strings.Contains(stderr, `unknown suite "nope"`) {
 		t.Errorf("unknown suite: exit %d, %q", code, stderr)
 	}
-	code, _, stderr = runBench(t, "scenarios", "list", "--stage", "nope", "--config", "../../bench.yaml")
-	if code != exitInvalidInput || !strings.Contains(stderr, `no stage "nope"`) {
+	code, _, stderr = runBench(t, "scenarios", "list", "--stage", "nope")
+	if code != exitInvalidInput || !strings.Contains(stderr, `no stage "nope" in (built-in stages) (have smoke, core, safety)`) {
 		t.Errorf("unknown stage: exit %d, %q", code, stderr)
 	}
 }
 
+// The built-in stages need no bench.yaml.
 func TestScenariosListStage(t *testing.T) {
-	if _, err := os.Stat("../../bench.yaml"); err != nil {
-		t.Skip("no bench.yaml")
-	}
-	code, stdout, stderr := runBench(t, "scenarios", "list", "--stage", "smoke", "--config", "../../bench.yaml", "--json")
+	code, stdout, stderr := runBench(t, "scenarios", "list", "--stage", "smoke", "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

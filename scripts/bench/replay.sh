@@ -39,7 +39,7 @@ CGO_ENABLED=0 go build -o "$tmp/floor" ./scripts/bench/floor
 prof="$tmp/reference.yaml"
 sed "s|^command:.*|command: [\"$tmp/central-mcp\"]|" servers/reference.yaml > "$prof"
 B="$tmp/bench"
-CORE="--config bench.yaml --stage core --server $prof"
+CORE="--stage core --server $prof"
 
 num() { sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p" "$1"; } # file, key -> integer
 now_us() { echo $(( $(date +%s%N) / 1000 )); }
@@ -159,7 +159,7 @@ echo
 
 # Memory over ~100 and ~1,000 runs: one suite of the large store, then all
 # of it (the last --reuse-server replay above).
-/usr/bin/time -f "%M" -o "$tmp/rss-small" "$B" --store "$tmp/sbig" replay --config bench.yaml --suite client-diagnosis \
+/usr/bin/time -f "%M" -o "$tmp/rss-small" "$B" --store "$tmp/sbig" replay --suite client-diagnosis \
   --server "$prof" --reuse-server --latency-resolution 1us --format json > /dev/null 2> "$tmp/err" || true
 n1=$(grep -c '^\[' "$tmp/err" || true)
 read -r n2 _ < "$tmp/rows-replay-reuse-big"

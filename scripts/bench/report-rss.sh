@@ -31,7 +31,7 @@ sed "s|^command:.*|command: [\"$tmp/central-mcp\"]|" servers/reference.yaml > "$
 B="$tmp/bench"
 
 record() { # store, runs per scenario
-  "$B" --store "$1" record --config bench.yaml --stage core --server "$tmp/reference.yaml" --model baseline \
+  "$B" --store "$1" record --stage core --server "$tmp/reference.yaml" --model baseline \
     --reuse-server --runs "$2" > "$tmp/record.log" 2>&1 || { cat "$tmp/record.log" >&2; exit 1; }
   "$B" --store "$1" traces ls | wc -l
 }

@@ -25,7 +25,7 @@ sed "s|^command:.*|command: [\"$tmp/central-mcp\"]|" servers/reference.yaml > "$
 B="$tmp/bench"
 for n in ${STORE_RUNS:-10 50}; do
   s="$tmp/store-$n"
-  "$B" --store "$s" record --config bench.yaml --stage core --server "$prof" --model baseline --runs "$n" --reuse-server > /dev/null 2>&1
+  "$B" --store "$s" record --stage core --server "$prof" --model baseline --runs "$n" --reuse-server > /dev/null 2>&1
   disk=$(du -sb "$s" | cut -f1)
   "$B" --store "$s" traces show --json golden/ > "$tmp/runs.json"
   python3 -c 'import json,sys
