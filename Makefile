@@ -12,14 +12,20 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 BIN     := bin/bench
 
-.PHONY: all build test lint vet fmt bench fuzz demo clean test-servers
+.PHONY: all build test lint vet fmt bench fuzz demo clean test-servers release release-check
 
 all: build
 
 build: ## build bin/bench (stripped, versioned)
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/bench
 
-test: lint test-servers ## lint, then every test
+release: ## stripped release binaries for linux and darwin (amd64, arm64) in dist/, with SHA256SUMS
+	@VERSION=$(VERSION) bash scripts/release.sh
+
+release-check: ## build this machine's release binary, type-check the other targets
+	@bash scripts/release.sh --check
+
+test: lint release-check test-servers ## lint, release check, then every test
 	BENCH_LIBFAKETIME=$${BENCH_LIBFAKETIME:-$$(bash scripts/build-libfaketime.sh)} $(GO) test -count=1 ./...
 
 test-servers: ## npm MCP servers the recorder tests run against (skipped without Node.js)

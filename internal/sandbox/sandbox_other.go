@@ -30,6 +30,7 @@ type Attempt struct {
 // Isolation says what a sandbox had.
 type Isolation struct {
 	Namespaces, Proc, Seccomp bool
+	MaxProcs                  int
 	Notes                     []string
 }
 
