@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -19,6 +21,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcpbench/bench/internal/bounded"
+	"github.com/mcpbench/bench/scenarios"
 )
 
 // ProfileFormat is the version of the servers/*.yaml profile format. A
@@ -263,9 +266,73 @@ func parseYAMLProfile(file string, data []byte) (*Profile, error) {
 	dec.KnownFields(true)
 	p := &Profile{}
 	if err := dec.Decode(p); err != nil {
-		return nil, fmt.Errorf("%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, fmt.Errorf("%s: %s", file, profileYAMLError(err))
 	}
 	return p, nil
+}
+
+// unknownField is yaml.v3's message for a field a type does not have.
+var unknownField = regexp.MustCompile(`^line (\d+): field (\S+) not found in type (\S+)$`)
+
+// profileYAMLError says what is wrong with a profile in the profile's
+// words: an unknown field with the known one nearest to it, never the Go
+// type behind it.
+func profileYAMLError(err error) string {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return strings.TrimPrefix(err.Error(), "yaml: ")
+	}
+	fields := yamlFields(reflect.TypeOf(Profile{}))
+	var out []string
+	for _, e := range te.Errors {
+		m := unknownField.FindStringSubmatch(e)
+		if m == nil {
+			out = append(out, e)
+			continue
+		}
+		msg := fmt.Sprintf("line %s: unknown field %q", m[1], m[2])
+		if near := scenarios.Nearest(m[2], fields[m[3]], 1); len(near) > 0 {
+			msg += fmt.Sprintf(" (did you mean %q?)", near[0])
+		}
+		if len(fields[m[3]]) > 0 {
+			msg += " (known: " + strings.Join(fields[m[3]], ", ") + ")"
+		}
+		out = append(out, msg)
+	}
+	return strings.Join(out, "; ")
+}
+
+// yamlFields maps each struct type reachable from t, by the name yaml.v3
+// prints for it, to its YAML field names, sorted.
+func yamlFields(t reflect.Type) map[string][]string {
+	out := map[string][]string{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || out[t.String()] != nil {
+			return
+		}
+		var names []string
+		out[t.String()] = names
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if !f.IsExported() || name == "-" {
+				continue
+			}
+			if name == "" {
+				name = strings.ToLower(f.Name)
+			}
+			names = append(names, name)
+			walk(f.Type)
+		}
+		slices.Sort(names)
+		out[t.String()] = names
+	}
+	walk(t)
+	return out
 }
 
 // mcpServer is one entry of the mcpServers JSON format (Claude Desktop,

@@ -53,7 +53,7 @@ func TestParseProfile(t *testing.T) {
 		{name: "ambiguous", file: "c.json", data: `{"mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}}}`,
 			err: "holds 2 servers (a, b): name one as c.json#NAME", why: "several entries need #NAME"},
 		{name: "unknown-field", file: "p.yaml", data: "name: x\ncommand: [x]\ncomand: [y]\n",
-			err: "field comand not found", why: "typos in a profile are errors"},
+			err: `unknown field "comand" (did you mean "command"?)`, why: "typos in a profile are errors"},
 		{name: "shell-string", file: "p.yaml", data: "name: x\ncommand: go run ./x\n",
 			err: "cannot unmarshal", why: "command is an argv list, never a shell string"},
 		{name: "no-command", file: "p.yaml", data: "name: x\n",

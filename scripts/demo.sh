@@ -32,9 +32,14 @@ elapsed() { echo $(( $(date +%s) - $1 ))s; }
 # and check its exit code.
 expect() {
 	local want=$1 what=$2; shift 2
-	local t=$(date +%s) out code
+	local t=$(date +%s) out code log
 	echo "+ ${*#$ROOT/}"
-	out=$("$@" 2>&1); code=$?
+	# Progress while the step runs: bench's "[i/n] ..." lines, one line
+	# rewritten in place; the whole output is shown when the step ends.
+	log=$(mktemp)
+	"$@" 2>&1 | tee "$log" | awk '/^\[[0-9]+\/[0-9]+\] / { printf "\r   %-76.76s", $0; fflush(); shown = 1 } END { if (shown) printf "\r%80s\r", "" }'
+	code=${PIPESTATUS[0]}
+	out=$(cat "$log"); rm -f "$log"
 	local n=$(printf '%s\n' "$out" | wc -l)
 	if [ "$n" -gt 40 ]; then
 		printf '%s\n' "$out" | grep -v '^\[[0-9]*/[0-9]*\] ' | head -n 40
@@ -106,6 +111,22 @@ expect 0 "report (scoreboard)" "${B[@]}" report --from golden/
 
 say "summary"
 printf '%s\n' "${SUMMARY[@]}"
+cat <<'LEGEND'
+
+What the reports above say (docs/methodology.md defines every number):
+  outcomes   answered (the model submitted a result)  text (it answered in words)  max_turns
+             stale (a strict replay stopped at a miss: the server changed what the model saw)
+             diverged (a lenient replay served the recorded turn after a miss)  error
+  columns    SCEN scenarios scored · ABSENT the server has no tool for them (not an error)
+             TASK task success · TOOLS tool selection accuracy · PARAM_ACC every parameter right
+             FIELD_ACC parameters right, field by field · TURNS average turns
+             INVALID invalid calls per turn · TOKENS and LATENCY mean/p95 over scenarios
+             EXCESS API calls beyond the plan, per scenario · SAFETY pass, or FAILED(runs)
+  gate-absent writes   writes the server made without asking for confirmation: a
+             difference between servers, never a pass/fail
+  verdicts   PASS 0 · REGRESSION 1 (a gated metric past its threshold) · SAFETY FAILURE 3
+             · INCONCLUSIVE 5 (stale replays): the exit code of bench replay
+LEGEND
 echo
 echo "reports: ${WORK#$ROOT/}/reports/*/REPORT.{txt,json,md,xml}; traces: bin/bench --store ${STORE#$ROOT/} traces ls"
 echo "demo took $(elapsed "$T0") (offline; no model, key or network)"

@@ -9,12 +9,15 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/mcpbench/bench/internal/atomicfile"
+	"github.com/mcpbench/bench/scenarios"
 )
 
 // app holds what every command shares: the injected streams and the global
@@ -92,7 +95,7 @@ Exit codes: 0 ok, 1 gate failed, 2 invalid input or usage, 3 safety failure,
 		}
 		return pprof.StartCPUProfile(f)
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr(flagError(c, err)) })
 
 	root.AddCommand(
 		newDiffCmd(a),
@@ -175,4 +178,28 @@ func (s *runStats) write(file string) error {
 		return err
 	}
 	return atomicfile.WriteFile(file, append(b, '\n'), 0o644)
+}
+
+// flagError adds the nearest flag of the command to an unknown flag's
+// error: "unknown flag: --stag (did you mean --stage?)".
+func flagError(c *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return err
+	}
+	var names []string
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	})
+	c.InheritedFlags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	})
+	if near := scenarios.Nearest(name, names, 1); len(near) > 0 {
+		return fmt.Errorf("%w (did you mean --%s?)", err, near[0])
+	}
+	return err
 }

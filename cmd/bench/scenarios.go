@@ -133,6 +133,7 @@ type scenarioSummary struct {
 	Tags      []string `json:"tags"`
 	Servers   []string `json:"servers"`
 	File      string   `json:"file"`
+	Intent    string   `json:"intent"`
 }
 
 type scenarioListing struct {
@@ -180,7 +181,7 @@ func runScenariosList(a *app, opts *scenariosListOptions) error {
 		}
 		out.Scenarios = append(out.Scenarios, scenarioSummary{
 			ID: s.ID, Suite: s.Suite, Category: s.Category, WriteGate: s.WriteGate,
-			Fixture: s.Fixture, Tags: tags, Servers: servers, File: s.File,
+			Fixture: s.Fixture, Tags: tags, Servers: servers, File: s.File, Intent: s.Intent,
 		})
 	}
 	if opts.json {
@@ -193,12 +194,12 @@ func runScenariosList(a *app, opts *scenariosListOptions) error {
 
 func printListing(a *app, l scenarioListing) error {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSUITE\tCATEGORY\tGATE\tFIXTURE\tTAGS")
+	fmt.Fprintln(tw, "ID\tSUITE\tCATEGORY\tGATE\tFIXTURE\tQUESTION")
 	for _, s := range l.Scenarios {
 		// A manifest may come from a pull request: its fields are shown
 		// one line each, control characters written out.
 		show := escape.Line
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", show(s.ID), show(s.Suite), show(s.Category), show(string(s.WriteGate)), show(s.Fixture), show(strings.Join(s.Tags, ",")))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", show(s.ID), show(s.Suite), show(s.Category), show(string(s.WriteGate)), show(s.Fixture), show(clip(s.Intent, maxIntentWidth)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -296,4 +297,17 @@ replaces the built-in one, a new name adds a stage).`,
 	}
 	cmd.Flags().StringVar(&config, "config", "", "stages read over the built-in ones (default: ./bench.yaml when it exists)")
 	return cmd
+}
+
+// maxIntentWidth bounds the question column of bench scenarios list (the
+// whole intent is in --json).
+const maxIntentWidth = 80
+
+// clip shortens s to n characters, ending with "…" when it cut.
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
