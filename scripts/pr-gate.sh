@@ -16,30 +16,44 @@
 # with the most serious stage's code: 3 safety, 1 regression, 5
 # inconclusive, 4 setup, 2 bad input, else 0.
 #
-# Environment: BENCH (default bin/bench, built if missing), PROFILE (default
-# servers/reference.yaml), STAGES (default "core safety"), WORK (default
-# .bench/pr-gate), REPORT_DIR (default $WORK/reports), FLOORS (on, or off for
-# a pack recorded with the lexical baseline model: scripts/gate-config.sh).
+# It runs in the working directory it is started in (the repository under
+# test: a ./bench.yaml there is read over the built-in stages, and PROFILE
+# is relative to it), which need not be bench's checkout: the GitHub Action
+# (action.yml, scripts/action.sh) runs it in another repository.
+#
+# Environment: BENCH (default bin/bench, built from bench's checkout if
+# missing), PROFILE (default servers/reference.yaml), STAGES (default "core
+# safety"), MODE (strict, lenient or live; default strict), CONFIG (a stages
+# file for --config), WORK (default .bench/pr-gate), REPORT_DIR (default
+# $WORK/reports), FLOORS (on, or off for a pack recorded with the lexical
+# baseline model: the stages in effect without their absolute floors).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+ROOT=$(cd "$(dirname "$0")/.." && pwd) # bench's checkout
 
 pack=${1:?usage: scripts/pr-gate.sh PACK}
 BENCH=${BENCH:-bin/bench}
 PROFILE=${PROFILE:-servers/reference.yaml}
 STAGES=${STAGES:-core safety}
+MODE=${MODE:-strict}
 WORK=${WORK:-.bench/pr-gate}
 REPORT_DIR=${REPORT_DIR:-$WORK/reports}
 
 if [ ! -x "$BENCH" ]; then
-	make build || exit 4
+	make -C "$ROOT" build BIN="$ROOT/bin/bench" || exit 4
+	BENCH=$ROOT/bin/bench
 fi
 rm -rf "$WORK/store"
 mkdir -p "$WORK" "$REPORT_DIR"
-# The stages: bench's built-in ones, with ./bench.yaml read over them when it
-# exists; with FLOORS=off, the built-in ones without their absolute floors.
+# The stages: bench's built-in ones, with CONFIG or ./bench.yaml read over
+# them.
 config=()
+if [ -n "${CONFIG:-}" ]; then
+	config=(--config "$CONFIG")
+fi
 if [ "${FLOORS:-on}" = off ]; then
-	bash scripts/gate-config.sh --no-floors > "$WORK/bench.yaml"
+	# The stages in effect, their absolute floors set to 0.
+	"$BENCH" scenarios stages "${config[@]}" |
+		sed -e 's/^\( *task_success_rate:\) [0-9.]*/\1 0/' -e 's/^\( *tool_selection_accuracy:\) [0-9.]*/\1 0/' > "$WORK/bench.yaml" || exit 4
 	config=(--config "$WORK/bench.yaml")
 fi
 "$BENCH" --store "$WORK/store" traces import "$pack" || exit $?
@@ -60,7 +74,7 @@ for stage in $STAGES; do
 	md=$REPORT_DIR/$stage/REPORT.md
 	rm -f "$REPORT_DIR/$stage/REPORT.txt" "$REPORT_DIR/$stage/REPORT.json" "$md" "$REPORT_DIR/$stage/REPORT.xml"
 	echo "== replay of stage $stage against $PROFILE"
-	"$BENCH" --store "$WORK/store" replay --stage "$stage" --server "$PROFILE" "${config[@]}" \
+	"$BENCH" --store "$WORK/store" replay --stage "$stage" --server "$PROFILE" --mode "$MODE" "${config[@]}" \
 		--report-dir "$REPORT_DIR/$stage" --format text,json,md,junit
 	code=$?
 	echo "== stage $stage: exit $code"

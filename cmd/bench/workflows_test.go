@@ -112,4 +112,39 @@ func TestPRGateScript(t *testing.T) {
 			}
 		})
 	}
+
+	// The GitHub Action's step (action.yml runs scripts/action.sh), in a
+	// repository that is not bench's: a directory outside the checkout
+	// with its own profile and a bench.yaml adding a stage; the pack given
+	// as a path and as a URL.
+	repo := filepath.Join(dir, "their-repo")
+	os.MkdirAll(repo, 0o755)
+	b, _ = os.ReadFile(prof)
+	os.WriteFile(filepath.Join(repo, "server.yaml"), b, 0o644)
+	os.WriteFile(filepath.Join(repo, "bench.yaml"), []byte("format: 1\nstages:\n  - name: alerts-only\n    runs: 1\n    include:\n      - suites: [alerts]\n      - tags: [smoke]\n"), 0o644)
+	script, _ := filepath.Abs("../../scripts/action.sh")
+	for _, pk := range []string{pack, "file://" + pack} {
+		t.Run("the Action outside the checkout, pack "+strings.SplitN(pk, ":", 2)[0], func(t *testing.T) {
+			runner := t.TempDir()
+			out, summary := filepath.Join(runner, "output"), filepath.Join(runner, "summary.md")
+			cmd := exec.Command("bash", script)
+			cmd.Dir = repo
+			cmd.Env = append(os.Environ(), "BENCH="+bench, "BENCH_PACK="+pk, "BENCH_PROFILE=server.yaml", "BENCH_STAGES=smoke alerts-only",
+				"BENCH_FLOORS=off", "RUNNER_TEMP="+runner, "GITHUB_OUTPUT="+out, "GITHUB_STEP_SUMMARY="+summary)
+			res, _ := cmd.CombinedOutput()
+			if got := cmd.ProcessState.ExitCode(); got != exitOK {
+				t.Fatalf("action.sh exit %d, want 0\n%s", got, res)
+			}
+			o, _ := os.ReadFile(out)
+			if !bytes.Contains(o, []byte("exit-code=0\n")) || !bytes.Contains(o, []byte("report-dir="+filepath.Join(runner, "bench", "reports"))) {
+				t.Errorf("outputs:\n%s", o)
+			}
+			s, _ := os.ReadFile(summary)
+			for _, want := range []string{"## bench: stage smoke", "## bench: stage alerts-only", "bench: PASS · stage alerts-only"} {
+				if !bytes.Contains(s, []byte(want)) {
+					t.Errorf("step summary lacks %q:\n%s", want, s)
+				}
+			}
+		})
+	}
 }
