@@ -100,6 +100,7 @@ Exit codes: 0 ok, 1 gate failed, 2 invalid input or usage, 3 safety failure,
 	root.AddCommand(
 		newDiffCmd(a),
 		newFakeCmd(a),
+		newInitCmd(a),
 		newJudgeCmd(a),
 		newRecordCmd(a),
 		newReplayCmd(a),
