@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpbench/bench/internal/escape"
 	"github.com/mcpbench/bench/traces"
 )
 
@@ -74,7 +75,7 @@ func runTracesExport(_ context.Context, a *app, opts *tracesExportOptions) error
 }
 
 type tracesImportOptions struct {
-	file      string
+	files     []string
 	overwrite bool
 	maxRunMiB int
 	maxMiB    int
@@ -83,8 +84,8 @@ type tracesImportOptions struct {
 func newTracesImportCmd(a *app) *cobra.Command {
 	opts := &tracesImportOptions{}
 	cmd := &cobra.Command{
-		Use:   "import FILE",
-		Short: "Merge a pack into the store (all or nothing)",
+		Use:   "import FILE...",
+		Short: "Merge packs into the store (each all or nothing): the shards of a recording, a release pack",
 		Long: `Import reads the whole pack, verifies every run against its ID and the
 pack's checksum, checks that each is a run this bench can read (as show,
 report and replay will read it), and only then writes, in one synced batch
@@ -98,9 +99,9 @@ checked before what would pass it is read or expanded: one run (its
 document and what is kept beside it; for a pack of format 1, also what its
 blobs expand to, and all its blobs together) at most --max-run-mib, and
 the whole pack, decompressed and expanded, at most --max-mib.`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.file = args[0]
+			opts.files = args
 			if opts.maxRunMiB > maxRunMiB {
 				return usageErr(fmt.Errorf("invalid argument \"%d\" for \"--max-run-mib\" flag: %d is out of range: want at most %d", opts.maxRunMiB, opts.maxRunMiB, maxRunMiB))
 			}
@@ -116,22 +117,37 @@ the whole pack, decompressed and expanded, at most --max-mib.`,
 // maxRunMiB is the largest run the store reads (1 GiB).
 const maxRunMiB = 1024
 
+// runTracesImport imports each pack in turn, each whole or not at all:
+// the shards of a recording merge into one store with one command.
 func runTracesImport(_ context.Context, a *app, opts *tracesImportOptions) error {
-	f, err := os.Open(opts.file)
-	if err != nil {
-		return usageErr(err)
-	}
-	defer f.Close()
 	s, err := createStore(a)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	for i, file := range opts.files {
+		if err := importPack(a, s, file, opts); err != nil {
+			if i == 0 {
+				// A store this import created goes with it.
+				s.Abandon()
+			} else {
+				fmt.Fprintf(a.stderr, "bench: %d pack(s) before %s were imported and stay\n", i, escape.Line(file))
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func importPack(a *app, s *traces.Store, file string, opts *tracesImportOptions) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return usageErr(err)
+	}
+	defer f.Close()
 	rep, err := s.Import(f, &traces.ImportOptions{Overwrite: opts.overwrite,
 		MaxRunBytes: int64(opts.maxRunMiB) << 20, MaxBytes: int64(opts.maxMiB) << 20})
 	if err != nil {
-		// A store this import created goes with it.
-		s.Abandon()
 		var le *traces.LimitError
 		if errors.As(err, &le) {
 			flag := "--max-run-mib"
@@ -140,8 +156,8 @@ func runTracesImport(_ context.Context, a *app, opts *tracesImportOptions) error
 			}
 			err = fmt.Errorf("%w (%s raises it, for a pack you trust)", err, flag)
 		}
-		return usageErr(fmt.Errorf("%s: %w", opts.file, err))
+		return usageErr(fmt.Errorf("%s: %w", file, err))
 	}
-	_, err = fmt.Fprintf(a.stdout, "imported %s: %d runs (%d new), %d refs\n", opts.file, rep.Runs, rep.NewRuns, rep.Refs)
+	_, err = fmt.Fprintf(a.stdout, "imported %s: %d runs (%d new), %d refs\n", file, rep.Runs, rep.NewRuns, rep.Refs)
 	return err
 }
