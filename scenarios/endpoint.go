@@ -15,8 +15,10 @@ var methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS
 // In a template (expect.api_calls, faults) each path segment is literal text
 // or a placeholder {name} matching one segment. In a glob (allowed_reads,
 // must_not_call, diagnostic) a segment may also hold path.Match wildcards
-// (* ? [...]) matching within one segment, and a segment "**" matches any
-// number of segments, including none.
+// (* ? [...]) matching within one segment, a segment "**" matches any
+// number of segments, including none, and a last segment "*" matches one
+// or more: "POST /network-config/v1/*" is anything under the prefix, as the
+// methodology writes it (and as the fake's own route patterns read it).
 type Endpoint struct {
 	Method   string   // upper case, or "*" (globs only)
 	Path     string   // as written, starting with "/"
@@ -141,6 +143,9 @@ func matchSegments(pat, segs []string, depth int) bool {
 		return false
 	}
 	for len(pat) > 0 {
+		if len(pat) == 1 && pat[0] == "*" {
+			return len(segs) > 0 // a last "*": anything under the prefix
+		}
 		if pat[0] == "**" {
 			rest := pat[1:]
 			for i := 0; i <= len(segs); i++ {

@@ -16,7 +16,16 @@ func TestEndpointMatch(t *testing.T) {
 		{"GET /network-monitoring/v1/clients/{mac}", false, "GET", "/network-monitoring/v1/clients", false},
 		{"GET /network-monitoring/v1/clients/{mac}", false, "GET", "/network-monitoring/v1/clients/aa/x", false},
 		{"GET /network-monitoring/v1/*", true, "GET", "/network-monitoring/v1/aps", true},
-		{"GET /network-monitoring/v1/*", true, "GET", "/network-monitoring/v1/aps/CNAPA0101", false},
+		// A last "*" is anything under the prefix, as the methodology's
+		// "POST /network-config/v1/*" means; not the prefix itself.
+		{"GET /network-monitoring/v1/*", true, "GET", "/network-monitoring/v1/aps/CNAPA0101", true},
+		{"POST /network-config/v1/*", true, "POST", "/network-config/v1/sites/2001/devices/x", true},
+		{"POST /network-config/v1/*", true, "POST", "/network-config/v1", false},
+		{"POST /network-config/v1/*", true, "POST", "/network-config/v1alpha1/sites", false},
+		// Elsewhere, and within a segment, * stays within one segment.
+		{"GET /network-monitoring/v1/*/CNAPA0101", true, "GET", "/network-monitoring/v1/aps/x/CNAPA0101", false},
+		{"POST /network-troubleshooting/v1/aps/*/disconnect*", true, "POST", "/network-troubleshooting/v1/aps/A/disconnect/x", false},
+		{"GET /network-monitoring/v1/aps/{serial}", true, "GET", "/network-monitoring/v1/aps/A/x", false},
 		{"GET /network-monitoring/**", true, "GET", "/network-monitoring/v1/aps/CNAPA0101", true},
 		{"GET /network-monitoring/**", true, "GET", "/network-monitoring", true},
 		{"DELETE /**", true, "DELETE", "/anything/at/all", true},
@@ -83,6 +92,7 @@ func TestCovers(t *testing.T) {
 		{"DELETE /**", "GET /network-config/v1/sites", false},
 		{"GET /network-monitoring/v1/clients/*", "GET /network-monitoring/v1/clients/{mac}", true},
 		{"GET /network-monitoring/v1/clients/aa*", "GET /network-monitoring/v1/clients/{mac}", false},
+		{"POST /network-config/v1/*", "POST /network-config/v1/sites/{id}/devices", true},
 	}
 	for _, tt := range tests {
 		g, err := ParseGlob(tt.glob)
