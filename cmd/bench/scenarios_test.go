@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -139,6 +140,10 @@ func TestFakeCentralCatalog(t *testing.T) {
 		{"GET firmware-versions not served", c.Serves("GET", "/network-services/v1/firmware-versions"), false},
 		{"PATCH wlan-ssids is a config write", c.Class("PATCH", "/network-config/v1alpha1/wlan-ssids/{ssid}") == "config_write", true},
 		{"ping is diagnostic", c.Class("POST", "/network-troubleshooting/v1/aps/{serial}/ping") == "diagnostic", true},
+		{"routes list a modelled route", slices.Contains(c.Routes(), "GET /network-monitoring/v1/clients"), true},
+		{"routes list a documented v1 route under v1alpha1 too", slices.Contains(c.Routes(), "DELETE /network-monitoring/v1alpha1/sitemaps/{site-id}/floors/{floor-id}"), true},
+		{"a built-in fixture loads", c.FixtureError("site-a") == nil, true},
+		{"a missing fixture says why", c.FixtureError("no/such/bundle") != nil, true},
 	}
 	for _, tc := range checks {
 		if tc.got != tc.want {
