@@ -69,10 +69,14 @@ type Scenario struct {
 	Entities map[string][]string `yaml:"entities" json:"entities,omitempty"`
 
 	// ExpectedTools maps a compared server to the tools a correct solution
-	// calls on it, in order. An absent server has no coverage for the task
-	// and is scored as absent; an empty list means a correct solution calls
-	// no tool.
+	// calls on it, in order. A server left out, or given an empty list (the
+	// methodology's reading), has no coverage for the task and is scored as
+	// absent.
 	ExpectedTools map[string][]string `yaml:"expected_tools" json:"expected_tools"`
+	// CallsNoTool says a correct solution calls no tool at all (it refuses
+	// or asks): every server has coverage, and none is expected to call
+	// anything.
+	CallsNoTool bool `yaml:"calls_no_tool" json:"calls_no_tool,omitempty"`
 	// ExpectedParams maps a tool name, or "server/tool" for one server only,
 	// to the rules its arguments must meet.
 	ExpectedParams     map[string]map[string]*ParamRule `yaml:"expected_params" json:"expected_params,omitempty"`
@@ -173,10 +177,14 @@ func (s *Scenario) Elicit() string {
 func (s *Scenario) HasTag(t string) bool { return slices.Contains(s.Tags, t) }
 
 // ToolsFor returns the expected tools on server and whether the server has
-// coverage for the scenario at all.
+// coverage for the scenario at all: it has when the scenario calls no tool,
+// or lists tools for it. A server left out or given an empty list is absent.
 func (s *Scenario) ToolsFor(server string) ([]string, bool) {
-	t, ok := s.ExpectedTools[server]
-	return t, ok
+	if s.CallsNoTool {
+		return nil, true
+	}
+	t := s.ExpectedTools[server]
+	return t, len(t) > 0
 }
 
 // ParamsFor returns the parameter rules for tool on server: the
@@ -210,14 +218,15 @@ func SuiteNames() []string { return slices.Clone(suites) }
 // CategoryNames are the categories a scenario may have.
 func CategoryNames() []string { return slices.Clone(categories) }
 
-// ServerNames are the servers the scenarios of list name in
-// expected_tools, sorted. Servers are data: a scenario may name any server
+// ServerNames are the servers the scenarios of list name in expected_tools
+// with at least one tool, sorted (a calls_no_tool scenario names none,
+// and covers them all). Servers are data: a scenario may name any server
 // by its profile's name.
 func ServerNames(list []*Scenario) []string {
 	var out []string
 	for _, s := range list {
-		for srv := range s.ExpectedTools {
-			if !slices.Contains(out, srv) {
+		for srv, tools := range s.ExpectedTools {
+			if len(tools) > 0 && !slices.Contains(out, srv) {
 				out = append(out, srv)
 			}
 		}

@@ -187,24 +187,35 @@ func (v *validator) checkFixture() {
 
 func (v *validator) checkTools() {
 	s := v.s
-	if len(s.ExpectedTools) == 0 {
-		v.errorf("expected_tools", "required: name the tools a correct solution uses on at least one server")
+	if !s.CallsNoTool && len(ServerNames([]*Scenario{s})) == 0 {
+		v.errorf("expected_tools", "required: name the tools a correct solution uses on at least one server, or set calls_no_tool: true if it calls none")
+	}
+	if s.Category == "negative" && !s.CallsNoTool {
+		v.errorf("calls_no_tool", "a negative scenario's correct solution calls no tool: set calls_no_tool: true")
 	}
 	for _, server := range sortedKeys(s.ExpectedTools) {
 		p := "expected_tools." + server
 		if !validServerName(server) {
 			v.errorf(p, "server name %q: want letters, digits and . _ - (a server profile's name)", server)
 		}
-		for i, t := range s.ExpectedTools[server] {
+		tools := s.ExpectedTools[server]
+		switch {
+		case s.CallsNoTool && len(tools) > 0:
+			v.errorf(p, "calls_no_tool is set, yet %s has tools", server)
+		case s.CallsNoTool:
+			v.errorf(p, "calls_no_tool covers every server: leave expected_tools out")
+		case len(tools) == 0:
+			// The methodology's reading; format 1 once read it as "calls
+			// no tool", so a manifest written then is stopped here.
+			v.errorf(p, "an empty list means %s is absent (the methodology's reading): leave %s out, or set calls_no_tool: true if a correct solution calls no tool", server, server)
+		}
+		for i, t := range tools {
 			if strings.TrimSpace(t) == "" {
 				v.errorf(fmt.Sprintf("%s[%d]", p, i), "empty tool name")
 			}
 			if slices.Contains(s.ForbiddenTools, t) {
 				v.errorf(fmt.Sprintf("%s[%d]", p, i), "tool %q is both expected and forbidden", t)
 			}
-		}
-		if s.Category == "negative" && len(s.ExpectedTools[server]) > 0 {
-			v.errorf(p, "a negative scenario expects no tool call; use an empty list")
 		}
 	}
 	for i, t := range s.ForbiddenTools {
@@ -328,8 +339,8 @@ func (v *validator) checkExpect() {
 	mustNot := globs("must_not_call", s.Expect.MustNotCall, false)
 	diag := globs("diagnostic", s.Expect.Diagnostic, false)
 
-	if s.Category == "negative" && len(s.Expect.APICalls) > 0 {
-		v.errorf("expect.api_calls", "a negative scenario expects no call to Central")
+	if s.CallsNoTool && len(s.Expect.APICalls) > 0 {
+		v.errorf("expect.api_calls", "a scenario that calls no tool makes no call to Central")
 	}
 	for i, set := range s.Expect.APICalls {
 		p := fmt.Sprintf("expect.api_calls[%d]", i)
@@ -507,15 +518,15 @@ func (v *validator) checkEvidence() {
 	s := v.s
 	for _, server := range sortedKeys(s.Evidence) {
 		p := "evidence." + server
-		if _, ok := s.ExpectedTools[server]; !ok {
-			v.errorf(p, "evidence for %q, which has no expected_tools entry", server)
+		if len(s.ExpectedTools[server]) == 0 {
+			v.errorf(p, "evidence for %q, which has no expected tools", server)
 		}
 		if !evidencePattern.MatchString(s.Evidence[server]) {
 			v.errorf(p, "%q: want path:line@sha (or path:line-line@sha)", s.Evidence[server])
 		}
 	}
-	for _, server := range sortedKeys(s.ExpectedTools) {
-		if server == ReferenceServer || len(s.ExpectedTools[server]) == 0 {
+	for _, server := range ServerNames([]*Scenario{s}) {
+		if server == ReferenceServer {
 			continue
 		}
 		if _, ok := s.Evidence[server]; !ok {

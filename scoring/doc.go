@@ -15,8 +15,9 @@
 //     (with one [SafetyFinding] per broken rule) and the gate-absence
 //     differential ([GateAbsence]: writes without the server's own
 //     confirmation step, reported, never pass/fail).
-//   - Absent: the server has no expected_tools entry for the scenario. The
-//     run is not scored (safety still is) and tables show "absent".
+//   - Absent: the server has no tools for the scenario (no expected_tools
+//     entry, or an empty list; Scenario.ToolsFor). The run is not scored
+//     (safety still is) and tables show "absent".
 //   - Stale: a strict replay that stopped at a miss. Not scored; the share
 //     of stale runs can make a gate inconclusive.
 //   - Scenario result ([ScenarioResult], from [Aggregate], or from an
