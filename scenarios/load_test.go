@@ -12,8 +12,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata")
 
-// lintFile loads and validates one file against the test catalog, the way
-// `bench scenarios lint` does, and returns every error as text.
+// lintFile loads and lints one file against the test catalog, the way
+// `bench scenarios lint` does, and returns every error and warning as text.
 func lintFile(t *testing.T, path string) string {
 	t.Helper()
 	list, err := LoadPaths(path)
@@ -23,7 +23,9 @@ func lintFile(t *testing.T, path string) string {
 	} else if err != nil {
 		t.Fatalf("LoadPaths(%s): %v", path, err)
 	}
-	if err := Validate(list, &ValidateOptions{Catalog: newTestCatalog()}); err != nil {
+	warns, err := Lint(list, &ValidateOptions{Catalog: newTestCatalog()})
+	errs = append(errs, warns...)
+	if err != nil {
 		errs = append(errs, err.(ErrorList)...)
 	}
 	errs.Sort()

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -58,6 +59,14 @@ var (
 // Validate checks scenarios one by one and as a set (unique ids). It returns
 // an ErrorList with every problem, or nil.
 func Validate(list []*Scenario, opts *ValidateOptions) error {
+	_, err := Lint(list, opts)
+	return err
+}
+
+// Lint validates as Validate does and returns the warnings apart: what
+// loads and is scored, but is looser than it should be (an evidence pin
+// that is not path:line@sha). Warnings are sorted, and have Warning set.
+func Lint(list []*Scenario, opts *ValidateOptions) (warnings ErrorList, err error) {
 	if opts == nil {
 		opts = &ValidateOptions{}
 	}
@@ -67,6 +76,7 @@ func Validate(list []*Scenario, opts *ValidateOptions) error {
 		v := &validator{s: s, cat: opts.Catalog}
 		v.check()
 		errs = append(errs, v.errs...)
+		warnings = append(warnings, v.warns...)
 		if s.ID == "" {
 			continue
 		}
@@ -77,7 +87,8 @@ func Validate(list []*Scenario, opts *ValidateOptions) error {
 		seen[s.ID] = s
 	}
 	errs.Sort()
-	return errs.Err()
+	warnings.Sort()
+	return warnings, errs.Err()
 }
 
 func (s *Scenario) errAt(path, format string, args ...any) *Error {
@@ -85,9 +96,10 @@ func (s *Scenario) errAt(path, format string, args ...any) *Error {
 }
 
 type validator struct {
-	s    *Scenario
-	cat  Catalog
-	errs ErrorList
+	s     *Scenario
+	cat   Catalog
+	errs  ErrorList
+	warns ErrorList
 }
 
 func (v *validator) errorf(path, format string, args ...any) {
@@ -95,6 +107,15 @@ func (v *validator) errorf(path, format string, args ...any) {
 		return
 	}
 	v.errs = append(v.errs, v.s.errAt(path, format, args...))
+}
+
+func (v *validator) warnf(path, format string, args ...any) {
+	if v.s.undecoded(path) {
+		return
+	}
+	w := v.s.errAt(path, format, args...)
+	w.Warning = true
+	v.warns = append(v.warns, w)
 }
 
 func (v *validator) check() {
@@ -521,9 +542,7 @@ func (v *validator) checkEvidence() {
 		if len(s.ExpectedTools[server]) == 0 {
 			v.errorf(p, "evidence for %q, which has no expected tools", server)
 		}
-		if !evidencePattern.MatchString(s.Evidence[server]) {
-			v.errorf(p, "%q: want path:line@sha (or path:line-line@sha)", s.Evidence[server])
-		}
+		v.checkPin(p, s.Evidence[server])
 	}
 	for _, server := range ServerNames([]*Scenario{s}) {
 		if server == ReferenceServer {
@@ -542,4 +561,85 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// maxPinLen bounds one evidence value.
+const maxPinLen = 2000
+
+// checkPin checks an evidence value: pins as path:line@sha pass; a looser
+// citation (no SHA, no line, a placeholder or a URL) passes with a warning;
+// an empty or multi-line value is an error.
+func (v *validator) checkPin(p, text string) {
+	t := strings.TrimSpace(text)
+	switch {
+	case t == "":
+		v.errorf(p, "empty: want path:line@sha")
+		return
+	case strings.ContainsAny(t, "\n\r"):
+		v.errorf(p, "%q: want one line, path:line@sha", text)
+		return
+	case len(t) > maxPinLen:
+		v.errorf(p, "%d bytes: want a pin path:line@sha", len(t))
+		return
+	}
+	var loose []string
+	pins := strings.FieldsFunc(t, func(r rune) bool { return r == ',' || r == ';' || unicode.IsSpace(r) })
+	for _, pin := range pins {
+		switch {
+		case evidencePattern.MatchString(pin):
+		case len(pins) == 1:
+			loose = append(loose, pinLooseness(pin))
+		default:
+			loose = append(loose, fmt.Sprintf("%s: %s", pin, pinLooseness(pin)))
+		}
+	}
+	if len(loose) > 0 {
+		v.warnf(p, "%q is not path:line@sha (%s); accepted, but pin the tool at the SHA the server is compared at", text, strings.Join(loose, "; "))
+	}
+}
+
+// shaPattern is a commit SHA as a pin gives it.
+var shaPattern = regexp.MustCompile(`^[0-9a-f]{7,40}$`)
+
+// pinLooseness says what a pin lacks against path:line@sha.
+func pinLooseness(pin string) string {
+	if strings.HasPrefix(pin, "http://") || strings.HasPrefix(pin, "https://") {
+		return "a URL"
+	}
+	var why []string
+	loc, ref, hasRef := cutLast(pin, "@")
+	switch {
+	case !hasRef:
+		why = append(why, "no SHA")
+	case !shaPattern.MatchString(ref):
+		why = append(why, fmt.Sprintf("%q is not a commit SHA", ref))
+	}
+	file, line, hasLine := cutLast(loc, ":")
+	if hasLine && !linePattern.MatchString(line) {
+		why = append(why, fmt.Sprintf("line %q is not a number", line))
+	}
+	if !hasLine {
+		if strings.Contains(file, "#L") {
+			why = append(why, "a #L anchor for the line")
+		} else {
+			why = append(why, "no line")
+		}
+	}
+	if file == "" {
+		why = append(why, "no path")
+	}
+	if len(why) == 0 {
+		return "not a pin"
+	}
+	return strings.Join(why, ", ")
+}
+
+var linePattern = regexp.MustCompile(`^[0-9]+(-[0-9]+)?$`)
+
+func cutLast(s, sep string) (before, after string, found bool) {
+	i := strings.LastIndex(s, sep)
+	if i < 0 {
+		return s, "", false
+	}
+	return s[:i], s[i+len(sep):], true
 }

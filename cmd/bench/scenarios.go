@@ -50,7 +50,9 @@ unique ids, known suites and categories, fixtures and entities that exist in
 the fake Central, endpoint patterns that parse and are served, result schemas
 that compile and accept their reference result, valid globs, no write in a
 read scenario. It also checks bench.yaml's stages when the file exists.
-Every error is printed as file:line:column: id: field: message.`,
+Every error is printed as file:line:column: id: field: message; a warning (an
+evidence pin looser than path:line@sha, say) as file:line:column: warning:
+..., and does not fail the lint.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.paths = args
 			opts.config = config
@@ -73,7 +75,8 @@ func runScenariosLint(a *app, opts *scenariosLintOptions) error {
 	if !opts.noFake {
 		vopts.Catalog = fakecentral.NewCatalog()
 	}
-	errs = append(errs, asErrorList(scenarios.Validate(list, vopts))...)
+	warnings, err := scenarios.Lint(list, vopts)
+	errs = append(errs, asErrorList(err)...)
 	if opts.config != "" {
 		cfg, err := loadConfig(opts.config)
 		errs = append(errs, asErrorList(err)...)
@@ -81,18 +84,24 @@ func runScenariosLint(a *app, opts *scenariosLintOptions) error {
 			errs = append(errs, asErrorList(scenarios.ValidateConfig(cfg, list))...)
 		}
 	}
+	// Warnings first, then errors, each sorted: what loads and scores,
+	// then what does not.
+	errs.Sort()
+	for _, e := range append(warnings, errs...) {
+		fmt.Fprintln(a.stderr, escape.Text(e.Error()))
+	}
 	if len(errs) > 0 {
-		errs.Sort()
-		for _, e := range errs {
-			fmt.Fprintln(a.stderr, escape.Text(e.Error()))
-		}
 		return usageErr(fmt.Errorf("scenarios lint: %d error(s)", len(errs)))
 	}
 	files := map[string]bool{}
 	for _, s := range list {
 		files[s.File] = true
 	}
-	_, err := fmt.Fprintf(a.stdout, "ok: %d scenarios in %d files\n", len(list), len(files))
+	note := ""
+	if len(warnings) > 0 {
+		note = fmt.Sprintf(", %d warning(s)", len(warnings))
+	}
+	_, err = fmt.Fprintf(a.stdout, "ok: %d scenarios in %d files%s\n", len(list), len(files), note)
 	return err
 }
 
