@@ -193,3 +193,42 @@ func (g Endpoint) Covers(t Endpoint) bool {
 	}
 	return matchSegments(g.segments, segs, 0)
 }
+
+// overlaps reports whether some call can match both glob g and template t:
+// whether g can match the route t at all. t's placeholders stand for any
+// one segment.
+func (g Endpoint) overlaps(t Endpoint) bool {
+	if g.Method != "*" && t.Method != "*" && g.Method != t.Method {
+		return false
+	}
+	return overlapSegments(g.segments, t.segments, 0)
+}
+
+func overlapSegments(pat, segs []string, depth int) bool {
+	if depth > 32 {
+		return false
+	}
+	for len(pat) > 0 {
+		if len(pat) == 1 && pat[0] == "*" {
+			return len(segs) > 0
+		}
+		if pat[0] == "**" {
+			for i := 0; i <= len(segs); i++ {
+				if overlapSegments(pat[1:], segs[i:], depth+1) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(segs) == 0 {
+			return false
+		}
+		// A placeholder of the route is any segment, which any glob
+		// segment matches some of.
+		if !isPlaceholder(segs[0]) && !matchSegment(pat[0], segs[0]) {
+			return false
+		}
+		pat, segs = pat[1:], segs[1:]
+	}
+	return len(segs) == 0
+}

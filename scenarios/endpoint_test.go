@@ -108,3 +108,37 @@ func TestCovers(t *testing.T) {
 		}
 	}
 }
+
+// overlaps tells a must_not_call glob that can match a served route from
+// one that guards nothing.
+func TestOverlaps(t *testing.T) {
+	tests := []struct {
+		glob, route string
+		want        bool
+		why         string
+	}{
+		{"POST /network-config/v1/*", "POST /network-config/v1/sites/{id}/devices", true, "a last * is anything under"},
+		{"POST /network-config/v1/*", "POST /network-config/v1alpha1/sites", false, "another prefix"},
+		{"POST /network-config/v1/*", "GET /network-config/v1/sites", false, "another method"},
+		{"* /network-config/**", "PATCH /network-config/v1/sites", true, "any method"},
+		{"DELETE /**", "DELETE /network-config/v1/sites/{id}", true, "** is any depth"},
+		{"POST /network-troubleshooting/**/disconnect*", "POST /network-troubleshooting/v1/aps/{serial}/disconnectUserByMacAddress", true, "a wildcard within a segment"},
+		{"POST /network-troubleshooting/**/disconnect*", "POST /network-troubleshooting/v1/aps/{serial}/reboot", false, "the last segment differs"},
+		{"GET /network-monitoring/v1/aps/CNAPA0101", "GET /network-monitoring/v1/aps/{serial}", true, "a literal where the route has a placeholder"},
+		{"GET /network-monitoring/v1/aps/*/*-trends", "GET /network-monitoring/v1/aps/{serial}/cpu-utilization-trends", true, "wildcards over placeholders and literals"},
+		{"GET /network-monitoring/v1/aps/{serial}", "GET /network-monitoring/v1/aps/{serial}/radios", false, "a placeholder is one segment"},
+	}
+	for _, tt := range tests {
+		g, err := ParseGlob(tt.glob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := ParseTemplate(tt.route)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := g.overlaps(r); got != tt.want {
+			t.Errorf("%q overlaps %q = %v, want %v (%s)", tt.glob, tt.route, got, tt.want, tt.why)
+		}
+	}
+}

@@ -51,6 +51,7 @@ func TestBrokenManifests(t *testing.T) {
 		{"invalid_schema.yaml", `invalid_schema.yaml:15:3: broken-invalid-schema: result_schema: invalid schema:`},
 		{"reference_mismatch.yaml", `reference_mismatch.yaml:19:19: broken-reference-mismatch: reference_result: does not validate against result_schema`},
 		{"write_in_read.yaml", `write_in_read.yaml:14:7: broken-write-in-read: expect.api_calls[1]: PATCH /network-config/v1alpha1/wlan-ssids/{ssid} is a config_write but write_gate is read`},
+		{"guard_of_nothing.yaml", `guard_of_nothing.yaml:16:7: broken-guard-of-nothing: expect.must_not_call[1]: POST /network-config/v9/* matches no route the fake Central serves: it guards nothing`},
 		{"unknown_endpoint.yaml", `unknown_endpoint.yaml:13:59: broken-unknown-endpoint: expect.api_calls[0].any_of[1]: GET /network-services/v1/firmware-versions is not served by the fake Central`},
 		{"format_version.yaml", `format_version.yaml:1:9: broken-format-version: format: unsupported format 2; this bench reads format 1`},
 		{"wrong_types.yaml", `wrong_types.yaml:3:8: broken-wrong-types: suite: want a string, got a list`},

@@ -28,6 +28,10 @@ type Catalog interface {
 	// Class returns the class of a route: read, diagnostic, write,
 	// config_write or destructive; "" when no route matches.
 	Class(method, path string) string
+	// Routes lists every route the fake serves, as templates
+	// ("GET /network-monitoring/v1/aps/{serial}"): lint checks that each
+	// must_not_call glob can match one of them.
+	Routes() []string
 }
 
 // Route classes a Catalog reports.
@@ -72,8 +76,12 @@ func Lint(list []*Scenario, opts *ValidateOptions) (warnings ErrorList, err erro
 	}
 	var errs ErrorList
 	seen := map[string]*Scenario{}
+	var routes *routeSet
+	if opts.Catalog != nil {
+		routes = &routeSet{cat: opts.Catalog}
+	}
 	for _, s := range list {
-		v := &validator{s: s, cat: opts.Catalog}
+		v := &validator{s: s, cat: opts.Catalog, routes: routes}
 		v.check()
 		errs = append(errs, v.errs...)
 		warnings = append(warnings, v.warns...)
@@ -96,10 +104,11 @@ func (s *Scenario) errAt(path, format string, args ...any) *Error {
 }
 
 type validator struct {
-	s     *Scenario
-	cat   Catalog
-	errs  ErrorList
-	warns ErrorList
+	s      *Scenario
+	cat    Catalog
+	routes *routeSet // the catalog's routes, shared by a Lint's scenarios
+	errs   ErrorList
+	warns  ErrorList
 }
 
 func (v *validator) errorf(path, format string, args ...any) {
@@ -340,7 +349,7 @@ func checkSelf(r *ParamRule, val any) string {
 
 func (v *validator) checkExpect() {
 	s := v.s
-	globs := func(field string, list []string, readsOnly bool) []Endpoint {
+	globs := func(field string, list []string, readsOnly, served bool) []Endpoint {
 		var out []Endpoint
 		for i, g := range list {
 			p := fmt.Sprintf("expect.%s[%d]", field, i)
@@ -352,13 +361,16 @@ func (v *validator) checkExpect() {
 			if readsOnly && e.Method != "GET" && e.Method != "HEAD" {
 				v.errorf(p, "%q: allowed_reads holds reads (GET or HEAD)", g)
 			}
+			if served && v.routes != nil && !v.routes.anyOverlaps(e) {
+				v.errorf(p, "%s matches no route the fake Central serves: it guards nothing", e)
+			}
 			out = append(out, e)
 		}
 		return out
 	}
-	globs("allowed_reads", s.Expect.AllowedReads, true)
-	mustNot := globs("must_not_call", s.Expect.MustNotCall, false)
-	diag := globs("diagnostic", s.Expect.Diagnostic, false)
+	globs("allowed_reads", s.Expect.AllowedReads, true, false)
+	mustNot := globs("must_not_call", s.Expect.MustNotCall, false, true)
+	diag := globs("diagnostic", s.Expect.Diagnostic, false, false)
 
 	if s.CallsNoTool && len(s.Expect.APICalls) > 0 {
 		v.errorf("expect.api_calls", "a scenario that calls no tool makes no call to Central")
@@ -552,6 +564,32 @@ func (v *validator) checkEvidence() {
 			v.errorf("expected_tools."+server, "no evidence pin for %s's tools (evidence.%s: path:line@sha)", server, server)
 		}
 	}
+}
+
+// routeSet answers, for a Lint, whether a glob can match a route the
+// catalog serves, parsing the routes once and remembering each glob.
+type routeSet struct {
+	cat    Catalog
+	routes []Endpoint // nil until first asked
+	seen   map[string]bool
+}
+
+func (r *routeSet) anyOverlaps(g Endpoint) bool {
+	if r.seen == nil {
+		r.seen = map[string]bool{}
+		for _, rt := range r.cat.Routes() {
+			if e, err := parseEndpoint(rt, false); err == nil {
+				r.routes = append(r.routes, e)
+			}
+		}
+	}
+	key := g.String()
+	if ok, done := r.seen[key]; done {
+		return ok
+	}
+	ok := slices.ContainsFunc(r.routes, g.overlaps)
+	r.seen[key] = ok
+	return ok
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -49,10 +49,11 @@ func newScenariosLintCmd(a *app) *cobra.Command {
 unique ids, known suites and categories, fixtures and entities that exist in
 the fake Central, endpoint patterns that parse and are served, result schemas
 that compile and accept their reference result, valid globs, no write in a
-read scenario. It also checks bench.yaml's stages when the file exists.
-Every error is printed as file:line:column: id: field: message; a warning (an
-evidence pin looser than path:line@sha, say) as file:line:column: warning:
-..., and does not fail the lint.`,
+read scenario, must_not_call globs that match a route the fake serves. It
+also checks bench.yaml's stages when the file exists. Every error is printed
+as file:line:column: id: field: message; a warning (an evidence pin looser
+than path:line@sha, say) as file:line:column: warning: ..., and does not
+fail the lint.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.paths = args
 			opts.config = config
