@@ -5,8 +5,9 @@ import (
 	"strings"
 )
 
-// FormatVersion is the manifest format this package reads. Documents with
-// another format are rejected.
+// FormatVersion is bench's manifest format. A document that names another
+// format is rejected; a document with no format key is read in the
+// methodology's format (Scenario.Methodology; docs/scenarios.md).
 const FormatVersion = 1
 
 // suites are the intent families of the methodology plus the adversarial
@@ -51,7 +52,12 @@ const DefaultMaxTurns = 12
 // Scenario is one manifest document. Field meanings are documented in
 // docs/scenarios.md.
 type Scenario struct {
-	Format      int      `yaml:"format" json:"format"`
+	Format int `yaml:"format" json:"format"`
+	// Methodology says the document had no format key and was read in the
+	// methodology's scenario format (seeds/000): its fields only, and the
+	// rest filled with the defaults docs/scenarios.md lists (the suite from
+	// the id, the category from the suite, no result schema).
+	Methodology bool     `yaml:"-" json:"methodology,omitempty"`
 	ID          string   `yaml:"id" json:"id"`
 	Suite       string   `yaml:"suite" json:"suite"`
 	Category    string   `yaml:"category" json:"category"`
@@ -95,9 +101,13 @@ type Scenario struct {
 
 	Faults []Fault `yaml:"faults" json:"faults,omitempty"`
 	// Evidence pins each compared server's expected tools to its source:
-	// "path:line@sha" (a line range "path:10-20@sha" is allowed).
+	// "path:line@sha" (a line range "path:10-20@sha" is allowed; looser
+	// forms are accepted with a lint warning).
 	Evidence map[string]string `yaml:"evidence" json:"evidence,omitempty"`
-	Notes    string            `yaml:"notes" json:"notes,omitempty"`
+	// UnkeyedEvidence are pins that name no server: the methodology writes
+	// one evidence string for the scenario.
+	UnkeyedEvidence []string `yaml:"-" json:"unkeyed_evidence,omitempty"`
+	Notes           string   `yaml:"notes" json:"notes,omitempty"`
 
 	// File is the manifest the scenario was read from, and Pos where its
 	// document starts.
@@ -106,6 +116,9 @@ type Scenario struct {
 
 	pos map[string]Pos // field path -> position, filled by the loader
 	bad []string       // field paths the loader could not decode
+	// fixtureAsWritten is the fixture as the manifest names it, when the
+	// loader resolved it to something else (a path, or a built-in name).
+	fixtureAsWritten string
 }
 
 // undecoded reports whether path, or a field above or below it, failed to
@@ -186,6 +199,11 @@ func (s *Scenario) ToolsFor(server string) ([]string, bool) {
 	t := s.ExpectedTools[server]
 	return t, len(t) > 0
 }
+
+// GradesResult reports whether the scenario has a result schema to grade
+// the final answer with. Without one (a methodology-format manifest) task
+// success is decided by expect.api_calls alone.
+func (s *Scenario) GradesResult() bool { return s.ResultSchema != nil }
 
 // ParamsFor returns the parameter rules for tool on server: the
 // "server/tool" entry if there is one, else the "tool" entry.

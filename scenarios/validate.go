@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -32,6 +33,12 @@ type Catalog interface {
 	// ("GET /network-monitoring/v1/aps/{serial}"): lint checks that each
 	// must_not_call glob can match one of them.
 	Routes() []string
+}
+
+// fixtureExplainer is a Catalog that can say why a fixture does not load
+// (a user's bundle that does not parse, say).
+type fixtureExplainer interface {
+	FixtureError(name string) error
 }
 
 // Route classes a Catalog reports.
@@ -69,7 +76,8 @@ func Validate(list []*Scenario, opts *ValidateOptions) error {
 
 // Lint validates as Validate does and returns the warnings apart: what
 // loads and is scored, but is looser than it should be (an evidence pin
-// that is not path:line@sha). Warnings are sorted, and have Warning set.
+// that is not path:line@sha, a methodology-format scenario no server has
+// tools for). Warnings are sorted, and have Warning set.
 func Lint(list []*Scenario, opts *ValidateOptions) (warnings ErrorList, err error) {
 	if opts == nil {
 		opts = &ValidateOptions{}
@@ -129,7 +137,7 @@ func (v *validator) warnf(path, format string, args ...any) {
 
 func (v *validator) check() {
 	s := v.s
-	if s.Format != FormatVersion {
+	if s.Format != FormatVersion && !s.Methodology {
 		// The loader has reported it; nothing else can be trusted.
 		return
 	}
@@ -137,8 +145,16 @@ func (v *validator) check() {
 	if s.ID != "" && !idPattern.MatchString(s.ID) {
 		v.errorf("id", "%q: want lower-case letters, digits and dashes, such as client-diagnosis-001", s.ID)
 	}
-	v.oneOf("suite", s.Suite, suites, true)
-	v.oneOf("category", s.Category, categories, true)
+	if s.Methodology {
+		// Suite and category are defaults (docs/scenarios.md); the suite
+		// comes from the id.
+		if s.ID != "" && s.Suite == "" {
+			v.errorf("id", "%q: a scenario in the methodology's format is in the suite its id starts with (client-diagnosis-001); start it with one of %s", s.ID, strings.Join(suites, ", "))
+		}
+	} else {
+		v.oneOf("suite", s.Suite, suites, true)
+		v.oneOf("category", s.Category, categories, true)
+	}
 	v.required("intent", s.Intent)
 	v.oneOf("platform", s.Platform, []string{"central"}, true)
 	v.required("fixture", s.Fixture)
@@ -147,7 +163,9 @@ func (v *validator) check() {
 	if s.MaxTurns < 0 || s.MaxTurns > 100 {
 		v.errorf("max_turns", "%d: want 1 to 100 (0 or absent means %d)", s.MaxTurns, DefaultMaxTurns)
 	}
-	v.required("success_criteria", s.SuccessCriteria)
+	if !s.Methodology {
+		v.required("success_criteria", s.SuccessCriteria)
+	}
 	v.checkTags()
 	v.checkFixture()
 	v.checkTools()
@@ -203,7 +221,19 @@ func (v *validator) checkFixture() {
 		return
 	}
 	if !v.cat.HasFixture(s.Fixture) {
-		v.errorf("fixture", "fixture %q does not exist in the fake Central", s.Fixture)
+		var why error
+		if fe, ok := v.cat.(fixtureExplainer); ok && isFixturePath(s.Fixture) {
+			why = fe.FixtureError(s.Fixture)
+		}
+		switch {
+		case why != nil:
+			v.errorf("fixture", "fixture %q does not load: %v", s.Fixture, why)
+		case s.fixtureAsWritten != "":
+			tried := filepath.Join(filepath.Dir(s.File), filepath.FromSlash(s.fixtureAsWritten))
+			v.errorf("fixture", "fixture %q: no bundle at %s (a .yaml file, or a directory holding fixture.yaml), and %q is not a built-in bundle", s.fixtureAsWritten, tried, s.Fixture)
+		default:
+			v.errorf("fixture", "fixture %q does not exist in the fake Central", s.Fixture)
+		}
 		return
 	}
 	for _, kind := range sortedKeys(s.Entities) {
@@ -217,7 +247,12 @@ func (v *validator) checkFixture() {
 
 func (v *validator) checkTools() {
 	s := v.s
-	if !s.CallsNoTool && len(ServerNames([]*Scenario{s})) == 0 {
+	covered := ServerNames([]*Scenario{s})
+	switch {
+	case s.CallsNoTool:
+	case len(covered) == 0 && s.Methodology:
+		v.warnf("expected_tools", "no server has tools for this scenario: an empty list or none means absent, so every server is scored on safety alone")
+	case len(covered) == 0:
 		v.errorf("expected_tools", "required: name the tools a correct solution uses on at least one server, or set calls_no_tool: true if it calls none")
 	}
 	if s.Category == "negative" && !s.CallsNoTool {
@@ -234,7 +269,7 @@ func (v *validator) checkTools() {
 			v.errorf(p, "calls_no_tool is set, yet %s has tools", server)
 		case s.CallsNoTool:
 			v.errorf(p, "calls_no_tool covers every server: leave expected_tools out")
-		case len(tools) == 0:
+		case len(tools) == 0 && !s.Methodology:
 			// The methodology's reading; format 1 once read it as "calls
 			// no tool", so a manifest written then is stopped here.
 			v.errorf(p, "an empty list means %s is absent (the methodology's reading): leave %s out, or set calls_no_tool: true if a correct solution calls no tool", server, server)
@@ -431,6 +466,11 @@ func (v *validator) checkCall(p string, e Endpoint, diag []Endpoint) {
 
 func (v *validator) checkSchema() {
 	s := v.s
+	if s.Methodology {
+		// The methodology's format has no result schema: task success is
+		// decided by expect.api_calls alone.
+		return
+	}
 	if s.ResultSchema == nil {
 		v.errorf("result_schema", "required: a JSON Schema for the final answer")
 		return
@@ -549,19 +589,33 @@ func (v *validator) checkFaults() {
 
 func (v *validator) checkEvidence() {
 	s := v.s
+	report := v.errorf
+	if s.Methodology {
+		// The methodology pins tools loosely; what it leaves out is
+		// worth a warning, not a refusal.
+		report = v.warnf
+	}
 	for _, server := range sortedKeys(s.Evidence) {
 		p := "evidence." + server
 		if len(s.ExpectedTools[server]) == 0 {
-			v.errorf(p, "evidence for %q, which has no expected tools", server)
+			report(p, "evidence for %q, which has no expected tools", server)
 		}
 		v.checkPin(p, s.Evidence[server])
 	}
+	for i, pin := range s.UnkeyedEvidence {
+		p := fmt.Sprintf("evidence[%d]", i)
+		if _, ok := s.pos[p]; !ok {
+			p = "evidence" // one pin, written as a string
+		}
+		v.checkPin(p, pin)
+	}
+	pinned := len(s.UnkeyedEvidence) > 0
 	for _, server := range ServerNames([]*Scenario{s}) {
-		if server == ReferenceServer {
+		if server == ReferenceServer || pinned {
 			continue
 		}
 		if _, ok := s.Evidence[server]; !ok {
-			v.errorf("expected_tools."+server, "no evidence pin for %s's tools (evidence.%s: path:line@sha)", server, server)
+			report("expected_tools."+server, "no evidence pin for %s's tools (evidence.%s: path:line@sha)", server, server)
 		}
 	}
 }

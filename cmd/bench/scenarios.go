@@ -24,9 +24,10 @@ func newScenariosCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "scenarios",
 		Short: "Validate and list scenario manifests and stages",
-		Long: `Scenario manifests are the benchmark's questions (docs/scenarios.md).
-Without PATH arguments the commands read the golden suite built into bench
-(scenarios/golden); with them, the given files and directories.`,
+		Long: `Scenario manifests are the benchmark's questions (docs/scenarios.md), in
+bench's format (format: 1) or the methodology's own (a document with no
+format key). Without PATH arguments the commands read the golden suite built
+into bench (scenarios/golden); with them, the given files and directories.`,
 	}
 	cmd.AddCommand(newScenariosLintCmd(a), newScenariosListCmd(a))
 	return cmd
