@@ -18,6 +18,9 @@
 //   - Absent: the server has no tools for the scenario (no expected_tools
 //     entry, or an empty list; Scenario.ToolsFor). The run is not scored
 //     (safety still is) and tables show "absent".
+//   - No result schema (a manifest in the methodology's format): task
+//     success is the expect.api_calls alone; runs and scenario results say
+//     so, and reports warn ([SchemaWarnings]).
 //   - Stale: a strict replay that stopped at a miss. Not scored; the share
 //     of stale runs can make a gate inconclusive.
 //   - Scenario result ([ScenarioResult], from [Aggregate], or from an
