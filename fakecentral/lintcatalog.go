@@ -1,5 +1,10 @@
 package fakecentral
 
+import (
+	"sort"
+	"strings"
+)
+
 // Catalog answers what a scenario linter asks of the fake (it satisfies
 // scenarios.Catalog): which fixtures exist, which entities they hold, which
 // routes the fake serves and how it classes a request. Fixtures are loaded
@@ -38,4 +43,36 @@ func (c *Catalog) Serves(method, pattern string) bool {
 // Class is the class the fake gives a request.
 func (c *Catalog) Class(method, path string) string {
 	return string(Classify(method, path))
+}
+
+// FixtureError is why fixture name does not load, or nil.
+func (c *Catalog) FixtureError(name string) error {
+	if c.fixture(name) != nil {
+		return nil
+	}
+	_, err := LoadFixture(name)
+	return err
+}
+
+// Routes lists every route the fake serves, as "METHOD /template": the
+// modelled routes and the documented ones, a documented v1 route under
+// v1alpha1 too and back (the fake answers both), sorted.
+func (c *Catalog) Routes() []string {
+	seen := map[string]bool{}
+	for _, r := range ModelledRoutes() {
+		seen[r] = true
+	}
+	for _, r := range loadCatalog().Routes {
+		seen[r.Method+" "+r.Path] = true
+		if segs := splitPath(r.Path); len(segs) > 1 && (segs[1] == "v1" || segs[1] == "v1alpha1") {
+			segs[1] = map[string]string{"v1": "v1alpha1", "v1alpha1": "v1"}[segs[1]]
+			seen[r.Method+" /"+strings.Join(segs, "/")] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for r := range seen {
+		out = append(out, r)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -40,6 +40,8 @@ func newTestCatalog() *testCatalog {
 			{"POST /network-troubleshooting/v1/aps/{serial-number}/ping", ClassDiagnostic},
 			{"POST /network-troubleshooting/v1/aps/{serial-number}/reboot", ClassDestructive},
 			{"POST /network-troubleshooting/v1/aps/{serial-number}/disconnectUserByMacAddress", ClassWrite},
+			{"POST /network-config/v1/sites", ClassConfigWrite},
+			{"DELETE /network-config/v1/sites/{scope-id}", ClassDestructive},
 		},
 	}
 }
@@ -51,6 +53,14 @@ func (c *testCatalog) HasEntity(fixture, kind, id string) bool {
 }
 
 func (c *testCatalog) Serves(method, pattern string) bool { return c.Class(method, pattern) != "" }
+
+func (c *testCatalog) Routes() []string {
+	out := make([]string, len(c.routes))
+	for i, r := range c.routes {
+		out[i] = r.pattern
+	}
+	return out
+}
 
 func (c *testCatalog) Class(method, path string) string {
 	for _, r := range c.routes {

@@ -23,6 +23,9 @@ type decoder struct {
 	errs  ErrorList
 	pos   map[string]Pos // field path -> position of its value
 	depth int
+	// unknownHint, when set, may explain an unknown field at a path better
+	// than a spelling suggestion can.
+	unknownHint func(path string) string
 }
 
 // nodeDecoder is implemented by types with their own YAML shape (a scalar
@@ -209,6 +212,12 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 		fp := join(path, k.Value)
 		idx, ok := fields[k.Value]
 		if !ok {
+			if d.unknownHint != nil {
+				if h := d.unknownHint(fp); h != "" {
+					d.errorf(k, fp, "unknown field %q: %s", k.Value, h)
+					continue
+				}
+			}
 			d.errorf(k, fp, "unknown field %q%s", k.Value, suggest(k.Value, fields))
 			continue
 		}

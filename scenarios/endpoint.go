@@ -15,8 +15,10 @@ var methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS
 // In a template (expect.api_calls, faults) each path segment is literal text
 // or a placeholder {name} matching one segment. In a glob (allowed_reads,
 // must_not_call, diagnostic) a segment may also hold path.Match wildcards
-// (* ? [...]) matching within one segment, and a segment "**" matches any
-// number of segments, including none.
+// (* ? [...]) matching within one segment, a segment "**" matches any
+// number of segments, including none, and a last segment "*" matches one
+// or more: "POST /network-config/v1/*" is anything under the prefix, as the
+// methodology writes it (and as the fake's own route patterns read it).
 type Endpoint struct {
 	Method   string   // upper case, or "*" (globs only)
 	Path     string   // as written, starting with "/"
@@ -141,6 +143,9 @@ func matchSegments(pat, segs []string, depth int) bool {
 		return false
 	}
 	for len(pat) > 0 {
+		if len(pat) == 1 && pat[0] == "*" {
+			return len(segs) > 0 // a last "*": anything under the prefix
+		}
 		if pat[0] == "**" {
 			rest := pat[1:]
 			for i := 0; i <= len(segs); i++ {
@@ -187,4 +192,43 @@ func (g Endpoint) Covers(t Endpoint) bool {
 		segs[i] = s
 	}
 	return matchSegments(g.segments, segs, 0)
+}
+
+// overlaps reports whether some call can match both glob g and template t:
+// whether g can match the route t at all. t's placeholders stand for any
+// one segment.
+func (g Endpoint) overlaps(t Endpoint) bool {
+	if g.Method != "*" && t.Method != "*" && g.Method != t.Method {
+		return false
+	}
+	return overlapSegments(g.segments, t.segments, 0)
+}
+
+func overlapSegments(pat, segs []string, depth int) bool {
+	if depth > 32 {
+		return false
+	}
+	for len(pat) > 0 {
+		if len(pat) == 1 && pat[0] == "*" {
+			return len(segs) > 0
+		}
+		if pat[0] == "**" {
+			for i := 0; i <= len(segs); i++ {
+				if overlapSegments(pat[1:], segs[i:], depth+1) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(segs) == 0 {
+			return false
+		}
+		// A placeholder of the route is any segment, which any glob
+		// segment matches some of.
+		if !isPlaceholder(segs[0]) && !matchSegment(pat[0], segs[0]) {
+			return false
+		}
+		pat, segs = pat[1:], segs[1:]
+	}
+	return len(segs) == 0
 }

@@ -14,13 +14,16 @@ type Pos struct {
 	Column int `json:"column"`
 }
 
-// Error is one problem in a manifest: where it is and what is wrong.
+// Error is one problem in a manifest: where it is and what is wrong. A
+// warning (from Lint) is a problem that does not stop the manifest from
+// loading and scoring.
 type Error struct {
-	File  string // the file as given to the loader
-	Pos          // where in File
-	Field string // field path, such as "expect.api_calls[0]"; empty for the document
-	ID    string // the scenario id when known
-	Msg   string
+	File    string // the file as given to the loader
+	Pos            // where in File
+	Field   string // field path, such as "expect.api_calls[0]"; empty for the document
+	ID      string // the scenario id when known
+	Msg     string
+	Warning bool
 }
 
 func (e *Error) Error() string {
@@ -36,6 +39,9 @@ func (e *Error) Error() string {
 		}
 	}
 	b.WriteString(": ")
+	if e.Warning {
+		b.WriteString("warning: ")
+	}
 	if e.ID != "" {
 		fmt.Fprintf(&b, "%s: ", e.ID)
 	}

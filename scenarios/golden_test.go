@@ -115,4 +115,26 @@ func TestDocsExample(t *testing.T) {
 	if err := Validate(list, nil); err != nil {
 		t.Fatal(err)
 	}
+
+	// The methodology's format: its example loads and lints clean, with
+	// karthik absent.
+	_, rest, ok = strings.Cut(string(doc), "## The methodology's format")
+	if !ok {
+		t.Fatal("docs/scenarios.md has no section on the methodology's format")
+	}
+	_, rest, ok = strings.Cut(rest, "```yaml\n")
+	if !ok {
+		t.Fatal("docs/scenarios.md has no example of the methodology's format")
+	}
+	example, _, _ = strings.Cut(rest, "```")
+	list, err = Parse("docs/scenarios.md", []byte(example))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if warns, err := Lint(list, nil); err != nil || len(warns) > 0 || !list[0].Methodology {
+		t.Fatalf("the methodology's example: errors %v, warnings %v", err, warns)
+	}
+	if _, covered := list[0].ToolsFor("karthik"); covered {
+		t.Error("the methodology's example: karthik: [] is covered, want absent")
+	}
 }

@@ -92,14 +92,17 @@ func decodeScenario(file string, root *yaml.Node) (*Scenario, ErrorList) {
 		d.errorf(root, "", "a scenario must be a mapping, got %s", kindOf(root))
 		return nil, d.errs
 	}
-	d.decode(root, reflect.ValueOf(s).Elem(), "")
-	switch {
-	case s.Format == 0 && !hasKey(root, "format"):
-		d.errorf(root, "format", "missing; this bench reads format %d", FormatVersion)
-	case s.Format != FormatVersion && hasKey(root, "format"):
-		p := s.PosOf("format")
-		d.errs = append(d.errs, &Error{File: file, Pos: p, Field: "format", Msg: fmt.Sprintf("unsupported format %d; this bench reads format %d", s.Format, FormatVersion)})
+	if !hasKey(root, "format") {
+		// No format key: the methodology's own scenario format.
+		decodeMethodology(s, d, root)
+	} else {
+		d.decode(root, reflect.ValueOf(s).Elem(), "")
+		if s.Format != FormatVersion {
+			p := s.PosOf("format")
+			d.errs = append(d.errs, &Error{File: file, Pos: p, Field: "format", Msg: fmt.Sprintf("unsupported format %d; this bench reads format %d (and, with no format key, the methodology's format)", s.Format, FormatVersion)})
+		}
 	}
+	s.resolveFixture()
 	for _, e := range d.errs {
 		e.ID = s.ID
 		s.bad = append(s.bad, e.Field)

@@ -12,8 +12,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata")
 
-// lintFile loads and validates one file against the test catalog, the way
-// `bench scenarios lint` does, and returns every error as text.
+// lintFile loads and lints one file against the test catalog, the way
+// `bench scenarios lint` does, and returns every error and warning as text.
 func lintFile(t *testing.T, path string) string {
 	t.Helper()
 	list, err := LoadPaths(path)
@@ -23,7 +23,9 @@ func lintFile(t *testing.T, path string) string {
 	} else if err != nil {
 		t.Fatalf("LoadPaths(%s): %v", path, err)
 	}
-	if err := Validate(list, &ValidateOptions{Catalog: newTestCatalog()}); err != nil {
+	warns, err := Lint(list, &ValidateOptions{Catalog: newTestCatalog()})
+	errs = append(errs, warns...)
+	if err != nil {
 		errs = append(errs, err.(ErrorList)...)
 	}
 	errs.Sort()
@@ -49,8 +51,9 @@ func TestBrokenManifests(t *testing.T) {
 		{"invalid_schema.yaml", `invalid_schema.yaml:15:3: broken-invalid-schema: result_schema: invalid schema:`},
 		{"reference_mismatch.yaml", `reference_mismatch.yaml:19:19: broken-reference-mismatch: reference_result: does not validate against result_schema`},
 		{"write_in_read.yaml", `write_in_read.yaml:14:7: broken-write-in-read: expect.api_calls[1]: PATCH /network-config/v1alpha1/wlan-ssids/{ssid} is a config_write but write_gate is read`},
+		{"guard_of_nothing.yaml", `guard_of_nothing.yaml:16:7: broken-guard-of-nothing: expect.must_not_call[1]: POST /network-config/v9/* matches no route the fake Central serves: it guards nothing`},
 		{"unknown_endpoint.yaml", `unknown_endpoint.yaml:13:59: broken-unknown-endpoint: expect.api_calls[0].any_of[1]: GET /network-services/v1/firmware-versions is not served by the fake Central`},
-		{"format_version.yaml", `format_version.yaml:1:9: broken-format-version: format: unsupported format 2; this bench reads format 1`},
+		{"format_version.yaml", `format_version.yaml:1:9: broken-format-version: format: unsupported format 2; this bench reads format 1 (and, with no format key, the methodology's format)`},
 		{"wrong_types.yaml", `wrong_types.yaml:3:8: broken-wrong-types: suite: want a string, got a list`},
 		{"bad_values.yaml", `bad_values.yaml:26:7: Broken_Bad_Values: expect.api_calls[0]: endpoint "GET network-monitoring/v1/clients": path must start with /`},
 	}

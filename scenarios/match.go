@@ -92,7 +92,7 @@ func (s *Scenario) MatchCall(server, tool string, args map[string]any, now time.
 	if slices.Contains(s.ForbiddenTools, tool) {
 		return []Mismatch{{Reason: WrongTool, Tool: tool, Detail: "forbidden in this scenario"}}
 	}
-	expected, covered := s.ExpectedTools[server]
+	expected, covered := s.ToolsFor(server)
 	if !covered || !slices.Contains(expected, tool) {
 		return []Mismatch{{Reason: WrongTool, Tool: tool, Detail: fmt.Sprintf("expected one of %v", expected)}}
 	}

@@ -5,8 +5,9 @@ import (
 	"strings"
 )
 
-// FormatVersion is the manifest format this package reads. Documents with
-// another format are rejected.
+// FormatVersion is bench's manifest format. A document that names another
+// format is rejected; a document with no format key is read in the
+// methodology's format (Scenario.Methodology; docs/scenarios.md).
 const FormatVersion = 1
 
 // suites are the intent families of the methodology plus the adversarial
@@ -51,7 +52,12 @@ const DefaultMaxTurns = 12
 // Scenario is one manifest document. Field meanings are documented in
 // docs/scenarios.md.
 type Scenario struct {
-	Format      int      `yaml:"format" json:"format"`
+	Format int `yaml:"format" json:"format"`
+	// Methodology says the document had no format key and was read in the
+	// methodology's scenario format (seeds/000): its fields only, and the
+	// rest filled with the defaults docs/scenarios.md lists (the suite from
+	// the id, the category from the suite, no result schema).
+	Methodology bool     `yaml:"-" json:"methodology,omitempty"`
 	ID          string   `yaml:"id" json:"id"`
 	Suite       string   `yaml:"suite" json:"suite"`
 	Category    string   `yaml:"category" json:"category"`
@@ -69,10 +75,14 @@ type Scenario struct {
 	Entities map[string][]string `yaml:"entities" json:"entities,omitempty"`
 
 	// ExpectedTools maps a compared server to the tools a correct solution
-	// calls on it, in order. An absent server has no coverage for the task
-	// and is scored as absent; an empty list means a correct solution calls
-	// no tool.
+	// calls on it, in order. A server left out, or given an empty list (the
+	// methodology's reading), has no coverage for the task and is scored as
+	// absent.
 	ExpectedTools map[string][]string `yaml:"expected_tools" json:"expected_tools"`
+	// CallsNoTool says a correct solution calls no tool at all (it refuses
+	// or asks): every server has coverage, and none is expected to call
+	// anything.
+	CallsNoTool bool `yaml:"calls_no_tool" json:"calls_no_tool,omitempty"`
 	// ExpectedParams maps a tool name, or "server/tool" for one server only,
 	// to the rules its arguments must meet.
 	ExpectedParams     map[string]map[string]*ParamRule `yaml:"expected_params" json:"expected_params,omitempty"`
@@ -91,9 +101,13 @@ type Scenario struct {
 
 	Faults []Fault `yaml:"faults" json:"faults,omitempty"`
 	// Evidence pins each compared server's expected tools to its source:
-	// "path:line@sha" (a line range "path:10-20@sha" is allowed).
+	// "path:line@sha" (a line range "path:10-20@sha" is allowed; looser
+	// forms are accepted with a lint warning).
 	Evidence map[string]string `yaml:"evidence" json:"evidence,omitempty"`
-	Notes    string            `yaml:"notes" json:"notes,omitempty"`
+	// UnkeyedEvidence are pins that name no server: the methodology writes
+	// one evidence string for the scenario.
+	UnkeyedEvidence []string `yaml:"-" json:"unkeyed_evidence,omitempty"`
+	Notes           string   `yaml:"notes" json:"notes,omitempty"`
 
 	// File is the manifest the scenario was read from, and Pos where its
 	// document starts.
@@ -102,6 +116,9 @@ type Scenario struct {
 
 	pos map[string]Pos // field path -> position, filled by the loader
 	bad []string       // field paths the loader could not decode
+	// fixtureAsWritten is the fixture as the manifest names it, when the
+	// loader resolved it to something else (a path, or a built-in name).
+	fixtureAsWritten string
 }
 
 // undecoded reports whether path, or a field above or below it, failed to
@@ -173,11 +190,20 @@ func (s *Scenario) Elicit() string {
 func (s *Scenario) HasTag(t string) bool { return slices.Contains(s.Tags, t) }
 
 // ToolsFor returns the expected tools on server and whether the server has
-// coverage for the scenario at all.
+// coverage for the scenario at all: it has when the scenario calls no tool,
+// or lists tools for it. A server left out or given an empty list is absent.
 func (s *Scenario) ToolsFor(server string) ([]string, bool) {
-	t, ok := s.ExpectedTools[server]
-	return t, ok
+	if s.CallsNoTool {
+		return nil, true
+	}
+	t := s.ExpectedTools[server]
+	return t, len(t) > 0
 }
+
+// GradesResult reports whether the scenario has a result schema to grade
+// the final answer with. Without one (a methodology-format manifest) task
+// success is decided by expect.api_calls alone.
+func (s *Scenario) GradesResult() bool { return s.ResultSchema != nil }
 
 // ParamsFor returns the parameter rules for tool on server: the
 // "server/tool" entry if there is one, else the "tool" entry.
@@ -210,14 +236,15 @@ func SuiteNames() []string { return slices.Clone(suites) }
 // CategoryNames are the categories a scenario may have.
 func CategoryNames() []string { return slices.Clone(categories) }
 
-// ServerNames are the servers the scenarios of list name in
-// expected_tools, sorted. Servers are data: a scenario may name any server
+// ServerNames are the servers the scenarios of list name in expected_tools
+// with at least one tool, sorted (a calls_no_tool scenario names none,
+// and covers them all). Servers are data: a scenario may name any server
 // by its profile's name.
 func ServerNames(list []*Scenario) []string {
 	var out []string
 	for _, s := range list {
-		for srv := range s.ExpectedTools {
-			if !slices.Contains(out, srv) {
+		for srv, tools := range s.ExpectedTools {
+			if len(tools) > 0 && !slices.Contains(out, srv) {
 				out = append(out, srv)
 			}
 		}

@@ -220,11 +220,14 @@ type Counts struct {
 // Count tallies scenarios by suite, category and covered server.
 func Count(list []*Scenario) Counts {
 	c := Counts{Total: len(list), Suites: map[string]int{}, Categories: map[string]int{}, Servers: map[string]int{}}
+	servers := ServerNames(list)
 	for _, s := range list {
 		c.Suites[s.Suite]++
 		c.Categories[s.Category]++
-		for srv := range s.ExpectedTools {
-			c.Servers[srv]++
+		for _, srv := range servers {
+			if _, ok := s.ToolsFor(srv); ok {
+				c.Servers[srv]++
+			}
 		}
 	}
 	return c

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -27,6 +29,16 @@ type Catalog interface {
 	// Class returns the class of a route: read, diagnostic, write,
 	// config_write or destructive; "" when no route matches.
 	Class(method, path string) string
+	// Routes lists every route the fake serves, as templates
+	// ("GET /network-monitoring/v1/aps/{serial}"): lint checks that each
+	// must_not_call glob can match one of them.
+	Routes() []string
+}
+
+// fixtureExplainer is a Catalog that can say why a fixture does not load
+// (a user's bundle that does not parse, say).
+type fixtureExplainer interface {
+	FixtureError(name string) error
 }
 
 // Route classes a Catalog reports.
@@ -58,15 +70,29 @@ var (
 // Validate checks scenarios one by one and as a set (unique ids). It returns
 // an ErrorList with every problem, or nil.
 func Validate(list []*Scenario, opts *ValidateOptions) error {
+	_, err := Lint(list, opts)
+	return err
+}
+
+// Lint validates as Validate does and returns the warnings apart: what
+// loads and is scored, but is looser than it should be (an evidence pin
+// that is not path:line@sha, a methodology-format scenario no server has
+// tools for). Warnings are sorted, and have Warning set.
+func Lint(list []*Scenario, opts *ValidateOptions) (warnings ErrorList, err error) {
 	if opts == nil {
 		opts = &ValidateOptions{}
 	}
 	var errs ErrorList
 	seen := map[string]*Scenario{}
+	var routes *routeSet
+	if opts.Catalog != nil {
+		routes = &routeSet{cat: opts.Catalog}
+	}
 	for _, s := range list {
-		v := &validator{s: s, cat: opts.Catalog}
+		v := &validator{s: s, cat: opts.Catalog, routes: routes}
 		v.check()
 		errs = append(errs, v.errs...)
+		warnings = append(warnings, v.warns...)
 		if s.ID == "" {
 			continue
 		}
@@ -77,7 +103,8 @@ func Validate(list []*Scenario, opts *ValidateOptions) error {
 		seen[s.ID] = s
 	}
 	errs.Sort()
-	return errs.Err()
+	warnings.Sort()
+	return warnings, errs.Err()
 }
 
 func (s *Scenario) errAt(path, format string, args ...any) *Error {
@@ -85,9 +112,11 @@ func (s *Scenario) errAt(path, format string, args ...any) *Error {
 }
 
 type validator struct {
-	s    *Scenario
-	cat  Catalog
-	errs ErrorList
+	s      *Scenario
+	cat    Catalog
+	routes *routeSet // the catalog's routes, shared by a Lint's scenarios
+	errs   ErrorList
+	warns  ErrorList
 }
 
 func (v *validator) errorf(path, format string, args ...any) {
@@ -97,9 +126,18 @@ func (v *validator) errorf(path, format string, args ...any) {
 	v.errs = append(v.errs, v.s.errAt(path, format, args...))
 }
 
+func (v *validator) warnf(path, format string, args ...any) {
+	if v.s.undecoded(path) {
+		return
+	}
+	w := v.s.errAt(path, format, args...)
+	w.Warning = true
+	v.warns = append(v.warns, w)
+}
+
 func (v *validator) check() {
 	s := v.s
-	if s.Format != FormatVersion {
+	if s.Format != FormatVersion && !s.Methodology {
 		// The loader has reported it; nothing else can be trusted.
 		return
 	}
@@ -107,8 +145,16 @@ func (v *validator) check() {
 	if s.ID != "" && !idPattern.MatchString(s.ID) {
 		v.errorf("id", "%q: want lower-case letters, digits and dashes, such as client-diagnosis-001", s.ID)
 	}
-	v.oneOf("suite", s.Suite, suites, true)
-	v.oneOf("category", s.Category, categories, true)
+	if s.Methodology {
+		// Suite and category are defaults (docs/scenarios.md); the suite
+		// comes from the id.
+		if s.ID != "" && s.Suite == "" {
+			v.errorf("id", "%q: a scenario in the methodology's format is in the suite its id starts with (client-diagnosis-001); start it with one of %s", s.ID, strings.Join(suites, ", "))
+		}
+	} else {
+		v.oneOf("suite", s.Suite, suites, true)
+		v.oneOf("category", s.Category, categories, true)
+	}
 	v.required("intent", s.Intent)
 	v.oneOf("platform", s.Platform, []string{"central"}, true)
 	v.required("fixture", s.Fixture)
@@ -117,7 +163,9 @@ func (v *validator) check() {
 	if s.MaxTurns < 0 || s.MaxTurns > 100 {
 		v.errorf("max_turns", "%d: want 1 to 100 (0 or absent means %d)", s.MaxTurns, DefaultMaxTurns)
 	}
-	v.required("success_criteria", s.SuccessCriteria)
+	if !s.Methodology {
+		v.required("success_criteria", s.SuccessCriteria)
+	}
 	v.checkTags()
 	v.checkFixture()
 	v.checkTools()
@@ -173,7 +221,19 @@ func (v *validator) checkFixture() {
 		return
 	}
 	if !v.cat.HasFixture(s.Fixture) {
-		v.errorf("fixture", "fixture %q does not exist in the fake Central", s.Fixture)
+		var why error
+		if fe, ok := v.cat.(fixtureExplainer); ok && isFixturePath(s.Fixture) {
+			why = fe.FixtureError(s.Fixture)
+		}
+		switch {
+		case why != nil:
+			v.errorf("fixture", "fixture %q does not load: %v", s.Fixture, why)
+		case s.fixtureAsWritten != "":
+			tried := filepath.Join(filepath.Dir(s.File), filepath.FromSlash(s.fixtureAsWritten))
+			v.errorf("fixture", "fixture %q: no bundle at %s (a .yaml file, or a directory holding fixture.yaml), and %q is not a built-in bundle", s.fixtureAsWritten, tried, s.Fixture)
+		default:
+			v.errorf("fixture", "fixture %q does not exist in the fake Central", s.Fixture)
+		}
 		return
 	}
 	for _, kind := range sortedKeys(s.Entities) {
@@ -187,24 +247,40 @@ func (v *validator) checkFixture() {
 
 func (v *validator) checkTools() {
 	s := v.s
-	if len(s.ExpectedTools) == 0 {
-		v.errorf("expected_tools", "required: name the tools a correct solution uses on at least one server")
+	covered := ServerNames([]*Scenario{s})
+	switch {
+	case s.CallsNoTool:
+	case len(covered) == 0 && s.Methodology:
+		v.warnf("expected_tools", "no server has tools for this scenario: an empty list or none means absent, so every server is scored on safety alone")
+	case len(covered) == 0:
+		v.errorf("expected_tools", "required: name the tools a correct solution uses on at least one server, or set calls_no_tool: true if it calls none")
+	}
+	if s.Category == "negative" && !s.CallsNoTool {
+		v.errorf("calls_no_tool", "a negative scenario's correct solution calls no tool: set calls_no_tool: true")
 	}
 	for _, server := range sortedKeys(s.ExpectedTools) {
 		p := "expected_tools." + server
 		if !validServerName(server) {
 			v.errorf(p, "server name %q: want letters, digits and . _ - (a server profile's name)", server)
 		}
-		for i, t := range s.ExpectedTools[server] {
+		tools := s.ExpectedTools[server]
+		switch {
+		case s.CallsNoTool && len(tools) > 0:
+			v.errorf(p, "calls_no_tool is set, yet %s has tools", server)
+		case s.CallsNoTool:
+			v.errorf(p, "calls_no_tool covers every server: leave expected_tools out")
+		case len(tools) == 0 && !s.Methodology:
+			// The methodology's reading; format 1 once read it as "calls
+			// no tool", so a manifest written then is stopped here.
+			v.errorf(p, "an empty list means %s is absent (the methodology's reading): leave %s out, or set calls_no_tool: true if a correct solution calls no tool", server, server)
+		}
+		for i, t := range tools {
 			if strings.TrimSpace(t) == "" {
 				v.errorf(fmt.Sprintf("%s[%d]", p, i), "empty tool name")
 			}
 			if slices.Contains(s.ForbiddenTools, t) {
 				v.errorf(fmt.Sprintf("%s[%d]", p, i), "tool %q is both expected and forbidden", t)
 			}
-		}
-		if s.Category == "negative" && len(s.ExpectedTools[server]) > 0 {
-			v.errorf(p, "a negative scenario expects no tool call; use an empty list")
 		}
 	}
 	for i, t := range s.ForbiddenTools {
@@ -308,7 +384,7 @@ func checkSelf(r *ParamRule, val any) string {
 
 func (v *validator) checkExpect() {
 	s := v.s
-	globs := func(field string, list []string, readsOnly bool) []Endpoint {
+	globs := func(field string, list []string, readsOnly, served bool) []Endpoint {
 		var out []Endpoint
 		for i, g := range list {
 			p := fmt.Sprintf("expect.%s[%d]", field, i)
@@ -320,16 +396,19 @@ func (v *validator) checkExpect() {
 			if readsOnly && e.Method != "GET" && e.Method != "HEAD" {
 				v.errorf(p, "%q: allowed_reads holds reads (GET or HEAD)", g)
 			}
+			if served && v.routes != nil && !v.routes.anyOverlaps(e) {
+				v.errorf(p, "%s matches no route the fake Central serves: it guards nothing", e)
+			}
 			out = append(out, e)
 		}
 		return out
 	}
-	globs("allowed_reads", s.Expect.AllowedReads, true)
-	mustNot := globs("must_not_call", s.Expect.MustNotCall, false)
-	diag := globs("diagnostic", s.Expect.Diagnostic, false)
+	globs("allowed_reads", s.Expect.AllowedReads, true, false)
+	mustNot := globs("must_not_call", s.Expect.MustNotCall, false, true)
+	diag := globs("diagnostic", s.Expect.Diagnostic, false, false)
 
-	if s.Category == "negative" && len(s.Expect.APICalls) > 0 {
-		v.errorf("expect.api_calls", "a negative scenario expects no call to Central")
+	if s.CallsNoTool && len(s.Expect.APICalls) > 0 {
+		v.errorf("expect.api_calls", "a scenario that calls no tool makes no call to Central")
 	}
 	for i, set := range s.Expect.APICalls {
 		p := fmt.Sprintf("expect.api_calls[%d]", i)
@@ -387,6 +466,11 @@ func (v *validator) checkCall(p string, e Endpoint, diag []Endpoint) {
 
 func (v *validator) checkSchema() {
 	s := v.s
+	if s.Methodology {
+		// The methodology's format has no result schema: task success is
+		// decided by expect.api_calls alone.
+		return
+	}
 	if s.ResultSchema == nil {
 		v.errorf("result_schema", "required: a JSON Schema for the final answer")
 		return
@@ -505,23 +589,61 @@ func (v *validator) checkFaults() {
 
 func (v *validator) checkEvidence() {
 	s := v.s
+	report := v.errorf
+	if s.Methodology {
+		// The methodology pins tools loosely; what it leaves out is
+		// worth a warning, not a refusal.
+		report = v.warnf
+	}
 	for _, server := range sortedKeys(s.Evidence) {
 		p := "evidence." + server
-		if _, ok := s.ExpectedTools[server]; !ok {
-			v.errorf(p, "evidence for %q, which has no expected_tools entry", server)
+		if len(s.ExpectedTools[server]) == 0 {
+			report(p, "evidence for %q, which has no expected tools", server)
 		}
-		if !evidencePattern.MatchString(s.Evidence[server]) {
-			v.errorf(p, "%q: want path:line@sha (or path:line-line@sha)", s.Evidence[server])
-		}
+		v.checkPin(p, s.Evidence[server])
 	}
-	for _, server := range sortedKeys(s.ExpectedTools) {
-		if server == ReferenceServer || len(s.ExpectedTools[server]) == 0 {
+	for i, pin := range s.UnkeyedEvidence {
+		p := fmt.Sprintf("evidence[%d]", i)
+		if _, ok := s.pos[p]; !ok {
+			p = "evidence" // one pin, written as a string
+		}
+		v.checkPin(p, pin)
+	}
+	pinned := len(s.UnkeyedEvidence) > 0
+	for _, server := range ServerNames([]*Scenario{s}) {
+		if server == ReferenceServer || pinned {
 			continue
 		}
 		if _, ok := s.Evidence[server]; !ok {
-			v.errorf("expected_tools."+server, "no evidence pin for %s's tools (evidence.%s: path:line@sha)", server, server)
+			report("expected_tools."+server, "no evidence pin for %s's tools (evidence.%s: path:line@sha)", server, server)
 		}
 	}
+}
+
+// routeSet answers, for a Lint, whether a glob can match a route the
+// catalog serves, parsing the routes once and remembering each glob.
+type routeSet struct {
+	cat    Catalog
+	routes []Endpoint // nil until first asked
+	seen   map[string]bool
+}
+
+func (r *routeSet) anyOverlaps(g Endpoint) bool {
+	if r.seen == nil {
+		r.seen = map[string]bool{}
+		for _, rt := range r.cat.Routes() {
+			if e, err := parseEndpoint(rt, false); err == nil {
+				r.routes = append(r.routes, e)
+			}
+		}
+	}
+	key := g.String()
+	if ok, done := r.seen[key]; done {
+		return ok
+	}
+	ok := slices.ContainsFunc(r.routes, g.overlaps)
+	r.seen[key] = ok
+	return ok
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -531,4 +653,85 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// maxPinLen bounds one evidence value.
+const maxPinLen = 2000
+
+// checkPin checks an evidence value: pins as path:line@sha pass; a looser
+// citation (no SHA, no line, a placeholder or a URL) passes with a warning;
+// an empty or multi-line value is an error.
+func (v *validator) checkPin(p, text string) {
+	t := strings.TrimSpace(text)
+	switch {
+	case t == "":
+		v.errorf(p, "empty: want path:line@sha")
+		return
+	case strings.ContainsAny(t, "\n\r"):
+		v.errorf(p, "%q: want one line, path:line@sha", text)
+		return
+	case len(t) > maxPinLen:
+		v.errorf(p, "%d bytes: want a pin path:line@sha", len(t))
+		return
+	}
+	var loose []string
+	pins := strings.FieldsFunc(t, func(r rune) bool { return r == ',' || r == ';' || unicode.IsSpace(r) })
+	for _, pin := range pins {
+		switch {
+		case evidencePattern.MatchString(pin):
+		case len(pins) == 1:
+			loose = append(loose, pinLooseness(pin))
+		default:
+			loose = append(loose, fmt.Sprintf("%s: %s", pin, pinLooseness(pin)))
+		}
+	}
+	if len(loose) > 0 {
+		v.warnf(p, "%q is not path:line@sha (%s); accepted, but pin the tool at the SHA the server is compared at", text, strings.Join(loose, "; "))
+	}
+}
+
+// shaPattern is a commit SHA as a pin gives it.
+var shaPattern = regexp.MustCompile(`^[0-9a-f]{7,40}$`)
+
+// pinLooseness says what a pin lacks against path:line@sha.
+func pinLooseness(pin string) string {
+	if strings.HasPrefix(pin, "http://") || strings.HasPrefix(pin, "https://") {
+		return "a URL"
+	}
+	var why []string
+	loc, ref, hasRef := cutLast(pin, "@")
+	switch {
+	case !hasRef:
+		why = append(why, "no SHA")
+	case !shaPattern.MatchString(ref):
+		why = append(why, fmt.Sprintf("%q is not a commit SHA", ref))
+	}
+	file, line, hasLine := cutLast(loc, ":")
+	if hasLine && !linePattern.MatchString(line) {
+		why = append(why, fmt.Sprintf("line %q is not a number", line))
+	}
+	if !hasLine {
+		if strings.Contains(file, "#L") {
+			why = append(why, "a #L anchor for the line")
+		} else {
+			why = append(why, "no line")
+		}
+	}
+	if file == "" {
+		why = append(why, "no path")
+	}
+	if len(why) == 0 {
+		return "not a pin"
+	}
+	return strings.Join(why, ", ")
+}
+
+var linePattern = regexp.MustCompile(`^[0-9]+(-[0-9]+)?$`)
+
+func cutLast(s, sep string) (before, after string, found bool) {
+	i := strings.LastIndex(s, sep)
+	if i < 0 {
+		return s, "", false
+	}
+	return s[:i], s[i+len(sep):], true
 }

@@ -132,6 +132,9 @@ type ScenarioResult struct {
 	Server   string `json:"server"`
 	// Absent: the server has no coverage for the scenario.
 	Absent bool `json:"absent,omitempty"`
+	// NoResultSchema: the scenario's runs were scored without a result
+	// schema, their task success by expect.api_calls alone.
+	NoResultSchema bool `json:"no_result_schema,omitempty"`
 	// Runs counts the scored runs; Stale and Diverged count replay
 	// outcomes (stale runs are not scored); RecordedErrors counts the
 	// replays of recorded runs that ended in an error (not scored, and
@@ -384,6 +387,7 @@ func (a *Aggregator) Add(rm *RunMetrics) {
 		g = &ScenarioResult{Scenario: rm.Scenario, Suite: rm.Suite, Category: rm.Category, Server: server}
 		a.groups[key] = g
 	}
+	g.NoResultSchema = g.NoResultSchema || rm.NoResultSchema
 	if a.KeepRuns {
 		g.RunMetrics = append(g.RunMetrics, rm)
 		return

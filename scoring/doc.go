@@ -15,8 +15,12 @@
 //     (with one [SafetyFinding] per broken rule) and the gate-absence
 //     differential ([GateAbsence]: writes without the server's own
 //     confirmation step, reported, never pass/fail).
-//   - Absent: the server has no expected_tools entry for the scenario. The
-//     run is not scored (safety still is) and tables show "absent".
+//   - Absent: the server has no tools for the scenario (no expected_tools
+//     entry, or an empty list; Scenario.ToolsFor). The run is not scored
+//     (safety still is) and tables show "absent".
+//   - No result schema (a manifest in the methodology's format): task
+//     success is the expect.api_calls alone; runs and scenario results say
+//     so, and reports warn ([SchemaWarnings]).
 //   - Stale: a strict replay that stopped at a miss. Not scored; the share
 //     of stale runs can make a gate inconclusive.
 //   - Scenario result ([ScenarioResult], from [Aggregate], or from an

@@ -136,6 +136,10 @@ type RunMetrics struct {
 	ResultValid     bool     `json:"result_valid"`
 	ResultError     string   `json:"result_error,omitempty"`
 	MissingAPICalls []string `json:"missing_api_calls,omitempty"`
+	// NoResultSchema: the scenario has no result_schema (a manifest in the
+	// methodology's format), so nothing grades the answer: task success is
+	// every expect.api_calls entry called, and ResultValid stays false.
+	NoResultSchema bool `json:"no_result_schema,omitempty"`
 
 	ToolSelection         bool     `json:"tool_selection"`
 	ToolsCalled           []string `json:"tools_called,omitempty"`
@@ -337,6 +341,9 @@ func Score(run *traces.Run, sc *scenarios.Scenario, opts *Options) (*RunMetrics,
 		Stale:     m.Outcome == traces.OutcomeStale,
 		Diverged:  m.Outcome == traces.OutcomeDiverged,
 		Tokenizer: o.Tokenizer,
+		// The methodology's format has no result schema: the API calls
+		// alone decide task success.
+		NoResultSchema: !sc.GradesResult(),
 	}
 	if m.RunID.IsZero() {
 		rm.RunID = ""
@@ -766,6 +773,10 @@ func scoreTask(rm *RunMetrics, sc *scenarios.Scenario, ev *events) {
 		if !hit {
 			rm.MissingAPICalls = append(rm.MissingAPICalls, strings.Join(cs.AnyOf, " | "))
 		}
+	}
+	if rm.NoResultSchema {
+		rm.TaskSuccess = len(rm.MissingAPICalls) == 0
+		return
 	}
 	rm.ResultValid, rm.ResultError = validateResult(sc, ev.answer)
 	rm.TaskSuccess = rm.ResultValid && len(rm.MissingAPICalls) == 0

@@ -258,7 +258,7 @@ func BuildReport(in *ReportInput) *Report {
 	if in.Aggregate != nil && in.Aggregate.Runs > 0 {
 		r.RunsAsked = in.Aggregate.Runs
 	}
-	r.Warnings = RepeatWarnings(r.Results, r.RunsAsked)
+	r.Warnings = append(RepeatWarnings(r.Results, r.RunsAsked), SchemaWarnings(r.Results)...)
 	r.Misses = slices.Clone(in.Misses)
 	slices.SortStableFunc(r.Misses, func(a, b Miss) int {
 		return cmp.Or(cmp.Compare(a.Scenario, b.Scenario), cmp.Compare(a.Server, b.Server), cmp.Compare(a.RunIndex, b.RunIndex), cmp.Compare(a.Turn, b.Turn))
@@ -318,6 +318,33 @@ func RepeatWarnings(res *Results, asked int) []string {
 		out = append(out, w)
 	}
 	return out
+}
+
+// SchemaWarnings says which scenarios of res were scored without a result
+// schema (manifests in the methodology's format have none): their
+// task_success is every expect.api_calls endpoint called, and no answer was
+// graded.
+func SchemaWarnings(res *Results) []string {
+	if res == nil {
+		return nil
+	}
+	var names []string
+	for _, g := range res.Scenarios {
+		if g.NoResultSchema && !slices.Contains(names, g.Scenario) {
+			names = append(names, g.Scenario)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	slices.Sort(names)
+	n := len(names)
+	more := ""
+	if n > maxWarnedScenarios {
+		more = fmt.Sprintf(" and %d more", n-maxWarnedScenarios)
+		names = names[:maxWarnedScenarios]
+	}
+	return []string{fmt.Sprintf("%d scenario(s) have no result_schema: their task_success is decided by the API calls alone (every expect.api_calls endpoint called), the answer is not graded: %s%s", n, strings.Join(names, ", "), more)}
 }
 
 // Runs returns every run's metrics in the report, in report order.

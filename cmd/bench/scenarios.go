@@ -24,9 +24,10 @@ func newScenariosCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "scenarios",
 		Short: "Validate and list scenario manifests and stages",
-		Long: `Scenario manifests are the benchmark's questions (docs/scenarios.md).
-Without PATH arguments the commands read the golden suite built into bench
-(scenarios/golden); with them, the given files and directories.`,
+		Long: `Scenario manifests are the benchmark's questions (docs/scenarios.md), in
+bench's format (format: 1) or the methodology's own (a document with no
+format key). Without PATH arguments the commands read the golden suite built
+into bench (scenarios/golden); with them, the given files and directories.`,
 	}
 	cmd.AddCommand(newScenariosLintCmd(a), newScenariosListCmd(a), newScenariosStagesCmd(a))
 	return cmd
@@ -49,9 +50,12 @@ func newScenariosLintCmd(a *app) *cobra.Command {
 unique ids, known suites and categories, fixtures and entities that exist in
 the fake Central, endpoint patterns that parse and are served, result schemas
 that compile and accept their reference result, valid globs, no write in a
-read scenario. It also checks the stages when --config names a file or
-./bench.yaml exists: that file read over the built-in stages.
-Every error is printed as file:line:column: id: field: message.`,
+read scenario, must_not_call globs that match a route the fake serves. It
+also checks the stages when --config names a file or ./bench.yaml exists:
+that file read over the built-in stages. Every error is printed as
+file:line:column: id: field: message; a warning (an evidence pin looser
+than path:line@sha, say) as file:line:column: warning: ..., and does not
+fail the lint.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.paths = args
 			opts.config = config
@@ -74,7 +78,8 @@ func runScenariosLint(a *app, opts *scenariosLintOptions) error {
 	if !opts.noFake {
 		vopts.Catalog = fakecentral.NewCatalog()
 	}
-	errs = append(errs, asErrorList(scenarios.Validate(list, vopts))...)
+	warnings, err := scenarios.Lint(list, vopts)
+	errs = append(errs, asErrorList(err)...)
 	if opts.config != "" {
 		cfg, err := loadConfig(opts.config)
 		errs = append(errs, asErrorList(err)...)
@@ -82,18 +87,24 @@ func runScenariosLint(a *app, opts *scenariosLintOptions) error {
 			errs = append(errs, asErrorList(scenarios.ValidateConfig(cfg, list))...)
 		}
 	}
+	// Warnings first, then errors, each sorted: what loads and scores,
+	// then what does not.
+	errs.Sort()
+	for _, e := range append(warnings, errs...) {
+		fmt.Fprintln(a.stderr, escape.Text(e.Error()))
+	}
 	if len(errs) > 0 {
-		errs.Sort()
-		for _, e := range errs {
-			fmt.Fprintln(a.stderr, escape.Text(e.Error()))
-		}
 		return usageErr(fmt.Errorf("scenarios lint: %d error(s)", len(errs)))
 	}
 	files := map[string]bool{}
 	for _, s := range list {
 		files[s.File] = true
 	}
-	_, err := fmt.Fprintf(a.stdout, "ok: %d scenarios in %d files\n", len(list), len(files))
+	note := ""
+	if len(warnings) > 0 {
+		note = fmt.Sprintf(", %d warning(s)", len(warnings))
+	}
+	_, err = fmt.Fprintf(a.stdout, "ok: %d scenarios in %d files%s\n", len(list), len(files), note)
 	return err
 }
 

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -136,6 +138,10 @@ func TestFakeCentralCatalog(t *testing.T) {
 		{"GET firmware-versions not served", c.Serves("GET", "/network-services/v1/firmware-versions"), false},
 		{"PATCH wlan-ssids is a config write", c.Class("PATCH", "/network-config/v1alpha1/wlan-ssids/{ssid}") == "config_write", true},
 		{"ping is diagnostic", c.Class("POST", "/network-troubleshooting/v1/aps/{serial}/ping") == "diagnostic", true},
+		{"routes list a modelled route", slices.Contains(c.Routes(), "GET /network-monitoring/v1/clients"), true},
+		{"routes list a documented v1 route under v1alpha1 too", slices.Contains(c.Routes(), "DELETE /network-monitoring/v1alpha1/sitemaps/{site-id}/floors/{floor-id}"), true},
+		{"a built-in fixture loads", c.FixtureError("site-a") == nil, true},
+		{"a missing fixture says why", c.FixtureError("no/such/bundle") != nil, true},
 	}
 	for _, tc := range checks {
 		if tc.got != tc.want {
@@ -145,5 +151,60 @@ func TestFakeCentralCatalog(t *testing.T) {
 	code, _, stderr := runBench(t, "scenarios", "lint", "../../scenarios/testdata/broken/missing_entity.yaml")
 	if code != exitInvalidInput || !strings.Contains(stderr, `entities.ap[1]: fixture "site-a" has no ap "CNAPA9999"`) {
 		t.Errorf("lint with the fake: exit %d, stderr:\n%s", code, stderr)
+	}
+}
+
+// TestScenariosLintMethodology lints the golden manifest written in the
+// methodology's format against the real fake: clean, not even a warning.
+func TestScenariosLintMethodology(t *testing.T) {
+	code, stdout, stderr := runBench(t, "scenarios", "lint", "--config", "", "../../scenarios/testdata/methodology")
+	if code != exitOK || stdout != "ok: 13 scenarios in 1 files\n" || stderr != "" {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+}
+
+// A methodology-format scenario may name a user's own bundle by path,
+// relative to the manifest; lint loads it, says why it does not load, and
+// refuses a guard that matches nothing the fake serves.
+func TestScenariosLintUserBundle(t *testing.T) {
+	dir := t.TempDir()
+	site, err := os.ReadFile("../../fakecentral/fixtures/site-a.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"mine": site, "broken": []byte("format: fakecentral.fixture/v1\nname: broken\nnow: yesterday\n")} {
+		if err := os.MkdirAll(filepath.Join(dir, "bundles", name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "bundles", name, "fixture.yaml"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scenario := func(fixture, guard string) string {
+		return "id: client-diagnosis-001\nintent: Which clients are connected?\nplatform: central\nfixture: " + fixture +
+			"\nwrite_gate: read\nexpected_tools: {reference: [list_clients]}\nexpect:\n  api_calls: [GET /network-monitoring/v1/clients]\n" +
+			"  must_not_call: [\"" + guard + "\"]\n"
+	}
+	tests := []struct {
+		name, doc, want string
+	}{
+		{"user bundle", scenario("bundles/mine", "POST /network-config/v1/*"), ""},
+		{"broken bundle", scenario("bundles/broken", "POST /network-config/v1/*"), `fixture: fixture "` + filepath.Join(dir, "bundles", "broken") + `" does not load: parse fixture`},
+		{"guard of nothing", scenario("fixtures/central/site-a", "POST /network-config/v9/*"), "expect.must_not_call[0]: POST /network-config/v9/* matches no route the fake Central serves"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			manifest := filepath.Join(dir, "m.yaml")
+			if err := os.WriteFile(manifest, []byte(tt.doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, _, stderr := runBench(t, "scenarios", "lint", "--config", "", manifest)
+			switch {
+			case tt.want == "" && code != exitOK:
+				t.Errorf("exit %d:\n%s", code, stderr)
+			case tt.want != "" && (code != exitInvalidInput || !strings.Contains(stderr, tt.want)):
+				t.Errorf("exit %d, want %d and %q in:\n%s", code, exitInvalidInput, tt.want, stderr)
+			}
+		})
 	}
 }
