@@ -134,7 +134,10 @@ func (r *Record) Run(ctx context.Context) (*RecordResult, error) {
 					return nil, fmt.Errorf("store %s: %s: %w", r.Store.Dir(), ref, err)
 				}
 				state[i] = stored
-				if run.Manifest.Outcome == traces.OutcomeError {
+				// A run that ended in an error is recorded again, and so is
+				// one recorded from another definition of its scenario (the
+				// manifest changed, or another manifest has its id).
+				if run.Manifest.Outcome == traces.OutcomeError || run.Manifest.Scenario.Hash != recorder.ScenarioHash(rs.Scenario) {
 					state[i] = retry
 				}
 			}

@@ -1042,6 +1042,11 @@ func faultsOf(list []scenarios.Fault) []fakecentral.Fault {
 
 // scenarioHash is the SHA-256 of the scenario's content (not where it was
 // read from).
+// ScenarioHash is the content hash of a scenario that a run's manifest
+// records (traces.ScenarioRef.Hash): the same for the same definition,
+// whatever file it was read from.
+func ScenarioHash(sc *scenarios.Scenario) string { return scenarioHash(sc) }
+
 func scenarioHash(sc *scenarios.Scenario) string {
 	c := *sc
 	c.File = ""

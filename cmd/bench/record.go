@@ -63,8 +63,10 @@ says why it could not. The profile's normalize rules replace what cannot be
 pinned (the time a Go server prints) before runs are hashed (docs/clock.md).
 
 Runs already stored are skipped, so an interrupted recording resumes where
-it stopped; a stored run that ended in an error is recorded again, and the
-summary counts those ("E errored runs retried"). --force records the runs
+it stopped; a stored run that ended in an error is recorded again, and so
+is one recorded from another definition of its scenario (its manifest
+changed since, or another manifest has the same id); the summary counts
+those ("N recorded again"). --force records the runs
 that are stored and good again too. A stored run that cannot be read is
 damage, not a run recorded: record stops before it runs anything and says
 to run bench traces repair, after which the same command records what the
@@ -129,8 +131,8 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 	if opts.runs < 1 || opts.parallel < 1 {
 		return usageErr(errors.New("--runs and --parallel must be at least 1"))
 	}
-	if !opts.sel.narrows() {
-		return usageErr(errors.New("record needs --suite, --stage or --scenario"))
+	if !opts.sel.narrows() && len(opts.sel.paths) == 0 {
+		return usageErr(errors.New("record needs --suite, --stage or --scenario (or --scenarios PATH: every scenario it loads)"))
 	}
 	shardI, shardN, err := parseShard(opts.shard)
 	if err != nil {
@@ -203,7 +205,7 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 			case r.NoResult != nil:
 				prog.done(r.Ref, "not stored: "+r.NoResult.Error(), true)
 			case r.Retried:
-				prog.done(r.Ref, string(r.Outcome)+" (errored run retried)", r.Outcome == traces.OutcomeError)
+				prog.done(r.Ref, string(r.Outcome)+" (recorded again: stored with an error, or from another definition of its scenario)", r.Outcome == traces.OutcomeError)
 			default:
 				prog.done(r.Ref, string(r.Outcome), r.Outcome == traces.OutcomeError)
 			}
@@ -257,7 +259,7 @@ func parseShard(s string) (int, int, error) {
 func printRecordSummary(w io.Writer, s *batch.RecordResult, total int) {
 	retried := ""
 	if s.Retried > 0 {
-		retried = fmt.Sprintf(", %d errored runs retried", s.Retried)
+		retried = fmt.Sprintf(", %d recorded again", s.Retried)
 	}
 	fmt.Fprintf(w, "recorded %d of %d runs (%d already stored%s) in %s\n", s.Recorded, total, s.Skipped, retried, s.Elapsed.Round(time.Millisecond))
 	if n := s.NotStoredCount(); n > 0 {

@@ -131,8 +131,8 @@ inconclusive (more stale runs than the gate allows).
 }
 
 func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
-	if !opts.sel.narrows() {
-		return usageErr(errors.New("replay needs --suite, --stage or --scenario (a stage's gate gates the replay)"))
+	if !opts.sel.narrows() && len(opts.sel.paths) == 0 {
+		return usageErr(errors.New("replay needs --suite, --stage or --scenario, or --scenarios PATH (every scenario it loads); a stage's gate gates the replay"))
 	}
 	if opts.server == "" {
 		return usageErr(errors.New("replay needs --server PROFILE"))
