@@ -18,7 +18,7 @@ import (
 // MethodologyVersion is the version of docs/methodology.md this code
 // implements. Every report carries it; a change to any metric's definition
 // bumps it.
-const MethodologyVersion = "1.2"
+const MethodologyVersion = "1.3"
 
 // Options configures Score. A nil *Options means defaults.
 type Options struct {

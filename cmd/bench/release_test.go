@@ -14,8 +14,8 @@ import (
 	"github.com/mcpbench/bench/scoring"
 )
 
-// The 0.1.0 head-to-head under methodology 1.2: its runs are kept in
-// docs/benchmark-results-0.1.0-m1.2.benchpack (recorded at 4e96cf9 with the
+// The 0.1.0 head-to-head under the current methodology: its runs are kept
+// in docs/benchmark-results-0.1.0.benchpack (recorded at 4e96cf9 with the
 // baseline model, 5 runs per scenario, as .github/workflows/head-to-head.yml
 // records), and its page is the one bench report --release writes from
 // them, byte for byte. On every suite of it the page, the JSON report and
@@ -25,9 +25,9 @@ import (
 // After a change of the scoring or of the golden scenarios, regenerate the
 // page with go test ./cmd/bench -run TestRelease010 -update-golden.
 func TestRelease010AgreesEverywhere(t *testing.T) {
-	const release = "0.1.0-m1.2"
+	release := "0.1.0-m" + scoring.MethodologyVersion // a page per methodology version
 	docs := filepath.Join("..", "..", "docs")
-	pack := filepath.Join(docs, "benchmark-results-"+release+".benchpack")
+	pack := filepath.Join(docs, "benchmark-results-0.1.0.benchpack")
 	store := filepath.Join(t.TempDir(), "store")
 	if code, _, stderr := runBench(t, "--store", store, "traces", "import", pack); code != exitOK {
 		t.Fatalf("import %s: exit %d\n%s", pack, code, stderr)
