@@ -69,6 +69,9 @@ type Replayed struct {
 	// Current is the replay's metrics; Recorded the recorded run's, with
 	// ScoreRecorded.
 	Current, Recorded *scoring.RunMetrics
+
+	recordedTokens int // the recorded run's tokens
+	liveTokens     int // the tokens of the turns a live model answered
 }
 
 // ReplayResult is what the reports need of a replay: the runs aggregated
@@ -86,6 +89,12 @@ type ReplayResult struct {
 	Current, CurrentPooled, RecordedPooled *scoring.Aggregator
 	Misses                                 []scoring.Miss
 	Meta                                   scoring.MetaBuilder
+	// Stale counts the replays that stopped at a miss (strict mode), and
+	// StaleTokens their recorded token usage: about what re-recording
+	// exactly those runs with a live model would take. LiveRuns and
+	// LiveTokens count the replays that asked the live model (live mode)
+	// and the tokens its turns took.
+	Stale, StaleTokens, LiveRuns, LiveTokens int
 	Times
 }
 
@@ -189,6 +198,14 @@ func (r *Replay) Run(ctx context.Context) (*ReplayResult, error) {
 				res.RecordedErrors++
 			}
 			res.Misses = append(res.Misses, out.Misses...)
+			if out.Outcome == traces.OutcomeStale {
+				res.Stale++
+				res.StaleTokens += out.recordedTokens
+			}
+			if out.liveTokens > 0 {
+				res.LiveRuns++
+				res.LiveTokens += out.liveTokens
+			}
 			res.Current.Add(out.Current)
 			res.CurrentPooled.Add(out.Current)
 			if out.Recorded != nil {
@@ -295,6 +312,10 @@ func (r *Replay) finish(it item, rr *replayedRun) (*Replayed, error) {
 		out.Misses = append(out.Misses, scoring.Miss{Scenario: man.Scenario.ID, Server: r.Profile.Name,
 			RunIndex: man.RunIndex, Turn: m.Turn, Explanation: m.Explain()})
 	}
+	out.recordedTokens = turnTokens(rr.recorded, 0)
+	if r.Mode == replayer.Live && len(rr.misses) > 0 {
+		out.liveTokens = turnTokens(stored, rr.misses[0].Turn) // the live model answers from the first miss on
+	}
 	if out.Current, err = r.Score(stored); err != nil {
 		return nil, err
 	}
@@ -309,4 +330,16 @@ func (r *Replay) finish(it item, rr *replayedRun) (*Replayed, error) {
 		out.Recorded.Ref = rr.ref
 	}
 	return out, nil
+}
+
+// turnTokens sums the input and output tokens of run's model turns from
+// turn from on.
+func turnTokens(run *traces.Run, from int) int {
+	n := 0
+	for i := range run.Events {
+		if t := run.Events[i].Turn; t != nil && t.Index >= from {
+			n += t.Usage.Input + t.Usage.Output
+		}
+	}
+	return n
 }

@@ -266,6 +266,15 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 		Gate:       gate, Meta: res.Meta.Meta(), Misses: scoring.FoldMisses(res.Misses), ExitCode: verdictExit,
 		Secrets: scorer.secrets(), Aggregate: agg,
 	})
+	// What a miss costs: said where a pull request's author reads it.
+	if res.Stale > 0 {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%d run(s) stale: the server changed what the model sees (the misses above say where). "+
+			"Re-recording exactly those runs with a live model would take about %d tokens, as recorded; "+
+			"--mode live --live-model SPEC asks a live model for them only, from their first miss on", res.Stale, res.StaleTokens))
+	}
+	if res.LiveRuns > 0 {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the live model answered in %d run(s), from their first miss on: %d tokens; the other runs were served as recorded", res.LiveRuns, res.LiveTokens))
+	}
 	if err := writeReplayReports(a, opts, rep); err != nil {
 		return err
 	}
