@@ -40,7 +40,13 @@ func golden(t *testing.T, name string, got []byte) {
 
 func loadTestScenarios(t testing.TB) map[string]*scenarios.Scenario {
 	t.Helper()
-	list, err := scenarios.LoadFile(filepath.Join("testdata", "scenarios.yaml"))
+	return loadScenarioFile(t, filepath.Join("testdata", "scenarios.yaml"))
+}
+
+// loadScenarioFile loads and validates a manifest file, by id.
+func loadScenarioFile(t testing.TB, path string) map[string]*scenarios.Scenario {
+	t.Helper()
+	list, err := scenarios.LoadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

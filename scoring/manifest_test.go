@@ -14,18 +14,7 @@ import (
 // methodology's format (scenarios/testdata/methodology).
 func methodologyScenarios(t *testing.T) map[string]*scenarios.Scenario {
 	t.Helper()
-	list, err := scenarios.LoadFile(filepath.Join("..", "scenarios", "testdata", "methodology", "golden.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := scenarios.Validate(list, nil); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]*scenarios.Scenario{}
-	for _, s := range list {
-		out[s.ID] = s
-	}
-	return out
+	return loadScenarioFile(t, filepath.Join("..", "scenarios", "testdata", "methodology", "golden.yaml"))
 }
 
 // The methodology's guard "POST /network-config/v1/*" means anything under
