@@ -78,12 +78,18 @@ func TestScripts(t *testing.T) {
 				return exec.Command("unshare", "-rn", "true").Run() == nil, nil
 			case "sandbox":
 				return recorder.KernelIsolation() == nil, nil
+			case "pymcp":
+				_, err := os.Stat(pythonMCP())
+				return err == nil, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("BENCH_REFERENCE_SERVER", referenceServer(t))
-			return nil
+			env.Setenv("BENCH_PYTHON_MCP", pythonMCP())
+			netdesk, err := filepath.Abs("testdata/pyserver/netdesk.py")
+			env.Setenv("BENCH_NETDESK", netdesk)
+			return err
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"mkruns":       cmdMkruns,
@@ -95,6 +101,13 @@ func TestScripts(t *testing.T) {
 }
 
 var updateScripts = os.Getenv("UPDATE_SCRIPTS") != ""
+
+// pythonMCP is the Python of the virtual environment holding the official
+// MCP SDK (scripts/install-test-servers.sh, run by make test).
+func pythonMCP() string {
+	p, _ := filepath.Abs(filepath.Join("..", "..", ".cache", "pyvenv", "bin", "python"))
+	return p
+}
 
 // mkruns STORE SCENARIOS RUNS stores synthetic runs, shaped like recorded
 // ones, under golden/reference/baseline/<scenario>/<i>.
