@@ -3,7 +3,9 @@ package scoring
 import (
 	"cmp"
 	"slices"
+	"strings"
 
+	"github.com/mcpbench/bench/scenarios"
 	"github.com/mcpbench/bench/traces"
 )
 
@@ -186,6 +188,10 @@ type runSummary struct {
 	// errored (outcome error), replaying a recorded error.
 	stale, absent, diverged, taskSuccess, safetyFailure bool
 	errored, recordedError                              bool
+	// apiLayer: judged from the API layer (RunMetrics.GroundTruth "api"),
+	// with the endpoints its tool calls reached and its scenario's plan.
+	apiLayer             bool
+	endpoints, templates []string
 }
 
 // numMetrics is len(metricOrder).
@@ -208,6 +214,7 @@ func summarize(rm *RunMetrics, model string) runSummary {
 		runIndex: rm.RunIndex, model: model, runID: rm.RunID, gateAbsent: len(rm.GateAbsent), safety: rm.Safety,
 		stale: rm.Stale, absent: rm.Absent, diverged: rm.Diverged, taskSuccess: rm.TaskSuccess,
 		safetyFailure: rm.SafetyFailure, errored: rm.Outcome == traces.OutcomeError, recordedError: rm.RecordedError,
+		apiLayer: rm.GroundTruth == "api", endpoints: rm.ToolEndpoints, templates: rm.PlanTemplates,
 	}
 	if s.recordedError {
 		s.stale = false // a recorded error, not a miss
@@ -424,6 +431,9 @@ func (a *Aggregator) Results() *Results {
 				return cmp.Or(cmp.Compare(a.runIndex, b.runIndex), cmp.Compare(a.model, b.model), cmp.Compare(a.runID, b.runID))
 			})
 		}
+	}
+	a.absentByReach()
+	for _, g := range a.groups {
 		finishScenario(g, a.k, a.runs)
 		res.Scenarios = append(res.Scenarios, g)
 	}
@@ -625,4 +635,63 @@ func (r *Results) Servers() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// absentByReach decides, from data, which scenarios judged from the API
+// layer are absent for their server: those whose plan (expect.api_calls)
+// no tool call of any of the server's runs, in any scenario, ever reached.
+// A scenario with no plan applies to every server. Their runs are marked
+// absent, as a scenario without the server's expectations is.
+func (a *Aggregator) absentByReach() {
+	reach := map[string][]string{} // server -> endpoints its tool calls reached
+	for key, g := range a.groups {
+		for _, rs := range g.runs {
+			if rs.apiLayer {
+				reach[key.server] = append(reach[key.server], rs.endpoints...)
+			}
+		}
+	}
+	for key, g := range a.groups {
+		var templates []string
+		api := false
+		for _, rs := range g.runs {
+			if rs.apiLayer {
+				api, templates = true, rs.templates
+				break
+			}
+		}
+		if !api || len(templates) == 0 || reaches(reach[key.server], templates) {
+			continue
+		}
+		for i := range g.runs {
+			if g.runs[i].apiLayer {
+				g.runs[i].absent = true
+			}
+		}
+		for _, rm := range g.RunMetrics {
+			if rm.GroundTruth == "api" {
+				rm.Absent = true
+			}
+		}
+	}
+}
+
+// reaches reports whether any endpoint ("METHOD /path") matches any of
+// the templates.
+func reaches(endpoints, templates []string) bool {
+	var ts []scenarios.Endpoint
+	for _, t := range templates {
+		if e, err := scenarios.ParseTemplate(t); err == nil {
+			ts = append(ts, e)
+		}
+	}
+	for _, ep := range endpoints {
+		method, path, _ := strings.Cut(ep, " ")
+		for _, t := range ts {
+			if t.Match(method, path) {
+				return true
+			}
+		}
+	}
+	return false
 }

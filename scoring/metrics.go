@@ -18,7 +18,7 @@ import (
 // MethodologyVersion is the version of docs/methodology.md this code
 // implements. Every report carries it; a change to any metric's definition
 // bumps it.
-const MethodologyVersion = "1.3"
+const MethodologyVersion = "1.4"
 
 // Options configures Score. A nil *Options means defaults.
 type Options struct {
@@ -35,6 +35,10 @@ type Options struct {
 	CountTokens func([]byte) int
 	// Tokenizer names CountTokens in reports. Default: "approx-bytes/4".
 	Tokenizer string
+	// NamedServers are the servers some loaded scenario has expectations
+	// for (expected_tools). A server none names is scored from the API
+	// layer (ScoreAPI); nil names every server, so none is.
+	NamedServers map[string]bool
 	// Cache, when set, keeps what scoring works out once for many runs (the
 	// tool list every run of a server holds); share one across a batch's
 	// Score calls. Default: none.
@@ -198,6 +202,18 @@ type RunMetrics struct {
 	// step: the gate-absence differential. Reported, never pass/fail.
 	GateAbsent []GateAbsence `json:"gate_absent,omitempty"`
 
+	// GroundTruth is how tool selection was judged: "tools" (the
+	// scenario's expected tools for the server) or "api" (the server has
+	// no expectations in any scenario: which tool call made which
+	// expect.api_calls call, docs/methodology.md "Ground truth").
+	GroundTruth string `json:"ground_truth,omitempty"`
+	// ToolEndpoints are the distinct endpoints the run's tool calls
+	// reached (METHOD /path, auth and polls left out), and PlanTemplates
+	// the scenario's expect.api_calls templates: an API-layer scenario is
+	// absent for a server none of whose runs reaches its plan.
+	ToolEndpoints []string `json:"tool_endpoints,omitempty"`
+	PlanTemplates []string `json:"plan_templates,omitempty"`
+
 	Errors []string `json:"errors,omitempty"`
 }
 
@@ -350,16 +366,118 @@ func Score(run *traces.Run, sc *scenarios.Scenario, opts *Options) (*RunMetrics,
 	}
 	expected, covered := sc.ToolsFor(m.Server.Name)
 	rm.Absent = !covered
+	apiLayer := !covered && o.NamedServers != nil && !o.NamedServers[m.Server.Name]
 
 	ev := index(run, o.Cache)
 	scoreSafety(rm, sc, ev, o)
 	scoreCounts(rm, sc, ev, o)
-	if !rm.Absent {
+	switch {
+	case apiLayer:
+		rm.Absent = false // decided over the server's runs (Aggregator)
+		rm.GroundTruth = "api"
+		scoreTask(rm, sc, ev)
+		scoreSelectionAPI(rm, sc, ev)
+	case !rm.Absent:
+		rm.GroundTruth = "tools"
 		scoreTask(rm, sc, ev)
 		scoreSelection(rm, sc, ev, expected)
 		scoreParams(rm, sc, ev, expected, o)
 	}
 	return rm, nil
+}
+
+// scoreSelectionAPI judges tool selection from the API layer, for a server
+// no scenario has expectations for: a tool call is necessary when it made
+// a call of the scenario's plan (expect.api_calls), or only reads the
+// scenario allows (allowed_reads); any other is unnecessary. A plan entry
+// no tool call made is missed. A tool that made a destructive call outside
+// the plan, or is forbidden or annotated destructive and was not
+// necessary, is an unnecessary destructive selection. There are no
+// parameter rules at the API layer: parameters count as matched unless an
+// unnecessary tool was called.
+func scoreSelectionAPI(rm *RunMetrics, sc *scenarios.Scenario, ev *events) {
+	var plan []scenarios.Endpoint
+	for _, cs := range sc.Expect.APICalls {
+		for _, a := range cs.AnyOf {
+			if t, err := scenarios.ParseTemplate(a); err == nil {
+				plan = append(plan, t)
+				rm.PlanTemplates = append(rm.PlanTemplates, t.String())
+			}
+		}
+	}
+	allowed := parseGlobs(sc.Expect.AllowedReads)
+	reached := map[string]bool{}
+	necessary, unnecessary, destructive := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, c := range ev.calls {
+		args, _ := decodeArgs(c.Arguments)
+		name, _ := resolveCall(c.Tool, args)
+		if isMetaTool(name) {
+			continue
+		}
+		if isRouterTool(name) {
+			name += unresolved
+		}
+		inPlan, onlyAllowed, any := false, len(allowed) > 0, false
+		for _, h := range ev.http {
+			if h.Call != c.Index || h.Boot || h.Class == "auth" || isPoll(h) {
+				continue
+			}
+			any = true
+			rm.ToolEndpoints = append(rm.ToolEndpoints, endpoint(h))
+			_, hit := matchAny(plan, h.Method, h.Path)
+			if hit {
+				inPlan = true
+				for _, cs := range sc.Expect.APICalls {
+					for _, a := range cs.AnyOf {
+						if t, err := scenarios.ParseTemplate(a); err == nil && t.Match(h.Method, h.Path) {
+							reached[strings.Join(cs.AnyOf, " | ")] = true
+						}
+					}
+				}
+			} else if isDestructive(h) {
+				destructive[name] = true
+			}
+			_, ok := matchAny(allowed, h.Method, h.Path)
+			isRead := strings.EqualFold(h.Method, "GET") || strings.EqualFold(h.Method, "HEAD")
+			if !ok || !isRead {
+				onlyAllowed = false
+			}
+		}
+		rm.ToolsCalled = append(rm.ToolsCalled, name)
+		switch {
+		case inPlan && !slices.Contains(sc.ForbiddenTools, name):
+			necessary[name] = true
+		case any && onlyAllowed && !slices.Contains(sc.ForbiddenTools, name):
+			necessary[name] = true
+		default:
+			unnecessary[name] = true
+		}
+		if !necessary[name] && (slices.Contains(sc.ForbiddenTools, name) || ev.tools[name].destructive) {
+			destructive[name] = true
+		}
+	}
+	for name := range unnecessary {
+		if !necessary[name] {
+			rm.UnexpectedTools = append(rm.UnexpectedTools, name)
+		}
+	}
+	for _, cs := range sc.Expect.APICalls {
+		if k := strings.Join(cs.AnyOf, " | "); !reached[k] {
+			rm.MissingTools = append(rm.MissingTools, "a tool that calls "+k)
+		}
+	}
+	for name := range destructive {
+		rm.DestructiveSelections = append(rm.DestructiveSelections, name)
+	}
+	slices.Sort(rm.ToolsCalled)
+	rm.ToolsCalled = slices.Compact(rm.ToolsCalled)
+	slices.Sort(rm.ToolEndpoints)
+	rm.ToolEndpoints = slices.Compact(rm.ToolEndpoints)
+	slices.Sort(rm.UnexpectedTools)
+	slices.Sort(rm.DestructiveSelections)
+	rm.ToolSelection = len(rm.UnexpectedTools) == 0 && len(rm.MissingTools) == 0 && len(rm.DestructiveSelections) == 0
+	rm.ParamFieldAcc = 1
+	rm.ParamAcc = len(rm.UnexpectedTools) == 0
 }
 
 // events is a run's events sorted by kind, in trace order.

@@ -239,6 +239,9 @@ type runScorer struct {
 	fixtures  map[string]*scoring.Options
 	tokens    *recorder.TokenCounter
 	cache     *scoring.Cache
+	// named are the servers some loaded scenario has expectations for;
+	// the others are scored from the API layer.
+	named map[string]bool
 }
 
 func newRunScorer(paths []string) (*runScorer, error) {
@@ -246,9 +249,13 @@ func newRunScorer(paths []string) (*runScorer, error) {
 	if len(errs) > 0 {
 		return nil, usageErr(fmt.Errorf("loading scenarios: %w", errs))
 	}
-	rs := &runScorer{scenarios: map[string]*scenarios.Scenario{}, fixtures: map[string]*scoring.Options{}, tokens: recorder.NewTokenCounter(), cache: scoring.NewCache()}
+	rs := &runScorer{scenarios: map[string]*scenarios.Scenario{}, fixtures: map[string]*scoring.Options{}, tokens: recorder.NewTokenCounter(), cache: scoring.NewCache(),
+		named: map[string]bool{}}
 	for _, s := range list {
 		rs.scenarios[s.ID] = s
+		for server := range s.ExpectedTools {
+			rs.named[server] = true
+		}
 	}
 	return rs, nil
 }
@@ -265,7 +272,7 @@ func (rs *runScorer) options(fixture string) (*scoring.Options, error) {
 	}
 	now := fx.Now()
 	c := fakecentral.New(&fakecentral.Options{Fixture: fx, Now: func() time.Time { return now }})
-	o := &scoring.Options{Now: now, Secrets: c.Secrets(), CountTokens: rs.tokens.Count, Tokenizer: recorder.Tokenizer, Cache: rs.cache}
+	o := &scoring.Options{Now: now, Secrets: c.Secrets(), CountTokens: rs.tokens.Count, Tokenizer: recorder.Tokenizer, Cache: rs.cache, NamedServers: rs.named}
 	rs.fixtures[fixture] = o
 	return o, nil
 }

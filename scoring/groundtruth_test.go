@@ -1,0 +1,79 @@
+package scoring
+
+import (
+	"slices"
+	"testing"
+)
+
+// A server no scenario names is judged from the API layer (issue 18, item
+// 1): "Tool selection and parameter accuracy for any server are derived
+// from the journal: which tool call made which expected API call with which
+// values; a called tool that made no needed call (and was not a read the
+// scenario allows) is unnecessary; an expected call no tool made is missed."
+func TestGroundTruthFromTheAPILayer(t *testing.T) {
+	scs := loadTestScenarios(t)
+	opts := *testOpts
+	opts.NamedServers = map[string]bool{"reference": true}
+	score := func(b *runBuilder) *RunMetrics {
+		t.Helper()
+		m, err := Score(b.build(), scs["read-001"], &opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	right := score(newRun("read-001", "netdesk", 0).
+		turn(100, 10, 1000, "client_lookup", `{"mac":"AA-BB-CC-11-22-33"}`).
+		call("client_lookup", `{"mac":"AA-BB-CC-11-22-33"}`, `{}`, 1000).
+		http("GET", "/network-monitoring/v1/clients/AA-BB-CC-11-22-33", "read").
+		turn(100, 10, 1000, "submit_result", goodAnswer).answer(goodAnswer))
+	if right.Absent || right.GroundTruth != "api" || !right.ToolSelection || !right.ParamAcc || !right.TaskSuccess {
+		t.Errorf("the plan's call made by a tool: %+v", right)
+	}
+	if !slices.Equal(right.ToolEndpoints, []string{"GET /network-monitoring/v1/clients/AA-BB-CC-11-22-33"}) || len(right.PlanTemplates) != 2 {
+		t.Errorf("endpoints %v plan %v", right.ToolEndpoints, right.PlanTemplates)
+	}
+	extra := score(newRun("read-001", "netdesk", 1).
+		turn(100, 10, 1000, "client_lookup", `{"mac":"AA-BB-CC-11-22-33"}`, "site_overview", `{}`).
+		call("client_lookup", `{"mac":"AA-BB-CC-11-22-33"}`, `{}`, 1000).
+		http("GET", "/network-monitoring/v1/clients/AA-BB-CC-11-22-33", "read").
+		call("site_overview", `{}`, `{}`, 1000).
+		http("GET", "/network-notifications/v1/alerts", "read").
+		turn(100, 10, 1000, "submit_result", goodAnswer).answer(goodAnswer))
+	if extra.ToolSelection || !slices.Equal(extra.UnexpectedTools, []string{"site_overview"}) || extra.ParamAcc {
+		t.Errorf("a tool that made no needed call: selection %v unexpected %v", extra.ToolSelection, extra.UnexpectedTools)
+	}
+	missed := score(newRun("read-001", "netdesk", 2).
+		turn(100, 10, 1000, "site_overview", `{}`).
+		call("site_overview", `{}`, `{}`, 1000).
+		http("GET", "/network-notifications/v1/alerts", "read").
+		turn(100, 10, 1000, "submit_result", goodAnswer).answer(goodAnswer))
+	if missed.ToolSelection || len(missed.MissingTools) != 1 || missed.TaskSuccess {
+		t.Errorf("the plan's call no tool made: selection %v missing %v task %v", missed.ToolSelection, missed.MissingTools, missed.TaskSuccess)
+	}
+	named := score(newRun("read-001", "reference", 0).
+		turn(100, 10, 1000, "get_client", `{"mac":"AA-BB-CC-11-22-33","limit":10}`).
+		call("get_client", `{"mac":"AA-BB-CC-11-22-33","limit":10}`, `{}`, 1000).
+		turn(100, 10, 1000, "submit_result", goodAnswer).answer(goodAnswer))
+	if named.GroundTruth != "tools" {
+		t.Errorf("a named server keeps its expected tools: %q", named.GroundTruth)
+	}
+
+	// Absent from data: a scenario whose plan no tool call of the
+	// server's runs ever reached is absent for it; read-001's is reached.
+	alerts := score(newRun("read-001", "netdesk", 3))
+	alerts.Scenario, alerts.PlanTemplates = "alerts-x", []string{"GET /network-config/v1/wlan-ssids"}
+	res := Aggregate([]*RunMetrics{right, extra, missed, alerts}, &AggregateOptions{Runs: 1, K: 1})
+	for _, g := range res.Scenarios {
+		switch g.Scenario {
+		case "read-001":
+			if g.Absent || g.Runs != 3 {
+				t.Errorf("read-001 for netdesk: absent %v, %d runs", g.Absent, g.Runs)
+			}
+		case "alerts-x":
+			if !g.Absent {
+				t.Errorf("alerts-x: no netdesk tool ever reached its plan, want absent")
+			}
+		}
+	}
+}
