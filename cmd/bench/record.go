@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -166,6 +167,23 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 	newModel, secrets, err := modelFactory(a, spec, profile.Name)
 	if err != nil {
 		return err
+	}
+	// The oracle follows a scenario's expected tools for the server: with
+	// none it has no plan, and its run would say "answered" having called
+	// nothing. Those scenarios are absent for the server, not recorded.
+	if spec.Provider == llm.ProviderOracle {
+		var absent []string
+		selected = slices.DeleteFunc(slices.Clone(selected), func(sc *scenarios.Scenario) bool {
+			if _, ok := sc.ToolsFor(profile.Name); !ok {
+				absent = append(absent, sc.ID)
+				return true
+			}
+			return false
+		})
+		if len(absent) > 0 {
+			fmt.Fprintf(a.stderr, "record: the oracle has no plan for server %s in %d scenario(s) (no expected tools for it there): absent, not recorded: %s\n",
+				escape.Line(profile.Name), len(absent), strings.Join(absent, ", "))
+		}
 	}
 	var runs []batch.RunSpec
 	for _, sc := range selected {

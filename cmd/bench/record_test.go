@@ -49,7 +49,7 @@ func TestRecordAndServersCheck(t *testing.T) {
 	prof := referenceProfileFile(t, dir)
 	store := filepath.Join(dir, "store")
 	rec := func(extra ...string) (int, string, string) {
-		args := append([]string{"--store", store, "record", "--scenario", "alerts-001", "--scenario", "nac-001",
+		args := append([]string{"--store", store, "record", "--scenario", "alerts-001", "--scenario", "alerts-002",
 			"--server", prof, "--model", "oracle", "--runs", "2"}, extra...)
 		return benchCLI(t, nil, args...)
 	}
