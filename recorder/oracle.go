@@ -9,6 +9,21 @@ import (
 	"github.com/mcpbench/bench/scenarios"
 )
 
+// OracleCovers splits list into the scenarios the oracle has a plan for on
+// server (those with expected tools for it, or that call no tool) and the
+// ids of the others, absent for it: there the oracle would answer having
+// called nothing.
+func OracleCovers(list []*scenarios.Scenario, server string) (covered []*scenarios.Scenario, absent []string) {
+	for _, sc := range list {
+		if _, ok := sc.ToolsFor(server); ok {
+			covered = append(covered, sc)
+		} else {
+			absent = append(absent, sc.ID)
+		}
+	}
+	return covered, absent
+}
+
 // OraclePlan is the reference plan of sc on server: its expected tools in
 // order, each with the arguments its parameter rules name exactly (equals,
 // or the first of one_of), and the scenario's reference result. It is what

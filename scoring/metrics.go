@@ -396,17 +396,18 @@ func Score(run *traces.Run, sc *scenarios.Scenario, opts *Options) (*RunMetrics,
 // parameter rules at the API layer: parameters count as matched unless an
 // unnecessary tool was called.
 func scoreSelectionAPI(rm *RunMetrics, sc *scenarios.Scenario, ev *events) {
-	var plan []scenarios.Endpoint
-	for _, cs := range sc.Expect.APICalls {
+	// The plan: each expect.api_calls entry's alternatives.
+	entries := make([][]scenarios.Endpoint, len(sc.Expect.APICalls))
+	for i, cs := range sc.Expect.APICalls {
 		for _, a := range cs.AnyOf {
 			if t, err := scenarios.ParseTemplate(a); err == nil {
-				plan = append(plan, t)
+				entries[i] = append(entries[i], t)
 				rm.PlanTemplates = append(rm.PlanTemplates, t.String())
 			}
 		}
 	}
 	allowed := parseGlobs(sc.Expect.AllowedReads)
-	reached := map[string]bool{}
+	reached := make([]bool, len(entries)) // by plan entry
 	necessary, unnecessary, destructive := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, c := range ev.calls {
 		args, _ := decodeArgs(c.Arguments)
@@ -424,16 +425,14 @@ func scoreSelectionAPI(rm *RunMetrics, sc *scenarios.Scenario, ev *events) {
 			}
 			any = true
 			rm.ToolEndpoints = append(rm.ToolEndpoints, endpoint(h))
-			_, hit := matchAny(plan, h.Method, h.Path)
+			hit := false
+			for i, alts := range entries {
+				if _, ok := matchAny(alts, h.Method, h.Path); ok {
+					reached[i], hit = true, true
+				}
+			}
 			if hit {
 				inPlan = true
-				for _, cs := range sc.Expect.APICalls {
-					for _, a := range cs.AnyOf {
-						if t, err := scenarios.ParseTemplate(a); err == nil && t.Match(h.Method, h.Path) {
-							reached[strings.Join(cs.AnyOf, " | ")] = true
-						}
-					}
-				}
 			} else if isDestructive(h) {
 				destructive[name] = true
 			}
@@ -461,9 +460,9 @@ func scoreSelectionAPI(rm *RunMetrics, sc *scenarios.Scenario, ev *events) {
 			rm.UnexpectedTools = append(rm.UnexpectedTools, name)
 		}
 	}
-	for _, cs := range sc.Expect.APICalls {
-		if k := strings.Join(cs.AnyOf, " | "); !reached[k] {
-			rm.MissingTools = append(rm.MissingTools, "a tool that calls "+k)
+	for i, cs := range sc.Expect.APICalls {
+		if !reached[i] {
+			rm.MissingTools = append(rm.MissingTools, "a tool that calls "+strings.Join(cs.AnyOf, " | "))
 		}
 	}
 	for name := range destructive {

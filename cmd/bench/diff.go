@@ -8,14 +8,11 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcpbench/bench/fakecentral"
+	"github.com/mcpbench/bench/batch"
 	"github.com/mcpbench/bench/internal/escape"
-	"github.com/mcpbench/bench/recorder"
 	"github.com/mcpbench/bench/scenarios"
 	"github.com/mcpbench/bench/scoring"
 	"github.com/mcpbench/bench/traces"
@@ -81,7 +78,7 @@ func runDiff(_ context.Context, a *app, opts *diffOptions) error {
 	if err != nil {
 		return err
 	}
-	ld := &sideLoader{app: a, paths: opts.sel.paths}
+	ld := &sideLoader{app: a, list: sel.all}
 	defer ld.close()
 	sa, err := ld.load(opts.a)
 	if err != nil {
@@ -166,9 +163,8 @@ func filterScenarios(s *side, keep map[string]bool) ([]*scoring.RunMetrics, []*t
 // scenarios only when a side needs them.
 type sideLoader struct {
 	app    *app
-	paths  []string
+	list   []*scenarios.Scenario // every scenario loaded, to score against
 	store  *traces.Store
-	scs    map[string]*scenarios.Scenario
 	scorer *runScorer
 }
 
@@ -208,11 +204,7 @@ func (l *sideLoader) load(arg string) (*side, error) {
 		return nil, err
 	}
 	if l.scorer == nil {
-		sc, err := newRunScorer(l.paths)
-		if err != nil {
-			return nil, err
-		}
-		l.scorer = sc
+		l.scorer = newRunScorer(l.list)
 	}
 	sd := &side{label: arg}
 	for _, r := range refs {
@@ -231,84 +223,26 @@ func (l *sideLoader) load(arg string) (*side, error) {
 	return sd, nil
 }
 
-// runScorer scores stored runs: it finds each run's scenario and its
-// fixture's clock and canaries.
-type runScorer struct {
-	scenarios map[string]*scenarios.Scenario
-	mu        sync.Mutex // guards fixtures: replay workers score at once
-	fixtures  map[string]*scoring.Options
-	tokens    *recorder.TokenCounter
-	cache     *scoring.Cache
-	// named are the servers some loaded scenario has expectations for;
-	// the others are scored from the API layer.
-	named map[string]bool
-}
+// runScorer scores stored runs (batch.Scorer), its errors of input
+// marked as usage errors.
+type runScorer struct{ s *batch.Scorer }
 
-func newRunScorer(paths []string) (*runScorer, error) {
-	list, errs := loadScenarios(paths)
-	if len(errs) > 0 {
-		return nil, usageErr(fmt.Errorf("loading scenarios: %w", errs))
-	}
-	rs := &runScorer{scenarios: map[string]*scenarios.Scenario{}, fixtures: map[string]*scoring.Options{}, tokens: recorder.NewTokenCounter(), cache: scoring.NewCache(),
-		named: map[string]bool{}}
-	for _, s := range list {
-		rs.scenarios[s.ID] = s
-		for server := range s.ExpectedTools {
-			rs.named[server] = true
-		}
-	}
-	return rs, nil
-}
-
-func (rs *runScorer) options(fixture string) (*scoring.Options, error) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if o, ok := rs.fixtures[fixture]; ok {
-		return o, nil
-	}
-	fx, err := fakecentral.LoadFixture(fixture)
-	if err != nil {
-		return nil, usageErr(err)
-	}
-	now := fx.Now()
-	c := fakecentral.New(&fakecentral.Options{Fixture: fx, Now: func() time.Time { return now }})
-	o := &scoring.Options{Now: now, Secrets: c.Secrets(), CountTokens: rs.tokens.Count, Tokenizer: recorder.Tokenizer, Cache: rs.cache, NamedServers: rs.named}
-	rs.fixtures[fixture] = o
-	return o, nil
-}
-
-// secrets returns the canaries of every fixture scored so far, for the
-// report to mask (scoring.ReportInput.Secrets).
-func (rs *runScorer) secrets() []string {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	var out []string
-	for _, o := range rs.fixtures {
-		out = append(out, o.Secrets...)
-	}
-	return out
+// newRunScorer scores against list: the scenarios a selection loaded
+// (loaded.all), so that no command loads its manifests twice.
+func newRunScorer(list []*scenarios.Scenario) *runScorer {
+	return &runScorer{s: batch.NewScorer(list)}
 }
 
 func (rs *runScorer) score(run *traces.Run) (*scoring.RunMetrics, error) {
-	id := run.Manifest.Scenario.ID
-	sc, ok := rs.scenarios[id]
-	if !ok {
-		return nil, usageErr(fmt.Errorf("run %s: scenario %q is not in the scenario set (pass --scenarios)", run.Manifest.RunID.Short(), id))
-	}
-	fixture := run.Manifest.Fixture.Name
-	if fixture == "" {
-		fixture = sc.Fixture
-	}
-	o, err := rs.options(fixture)
-	if err != nil {
-		return nil, err
-	}
-	m, err := scoring.Score(run, sc, o)
-	if errors.Is(err, scoring.ErrScenarioMismatch) {
+	m, err := rs.s.Score(run)
+	if errors.Is(err, batch.ErrNotScorable) {
 		return nil, usageErr(err)
 	}
 	return m, err
 }
+
+// secrets returns the canaries of every fixture scored so far.
+func (rs *runScorer) secrets() []string { return rs.s.Secrets() }
 
 // writeIndentedJSON writes v as indented JSON with a final newline.
 func writeIndentedJSON(w io.Writer, v any) error {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpbench/bench/internal/atomicfile"
 	"github.com/mcpbench/bench/recorder"
 	"github.com/mcpbench/bench/scenarios"
 )
@@ -203,6 +204,9 @@ func initProfile(opts *initOptions) (string, error) {
 	return b.String(), nil
 }
 
+// notNameChars are the runs of characters a server name may not hold.
+var notNameChars = regexp.MustCompile(`[^a-z0-9._-]+`)
+
 // defaultName derives a server name from its command, or the directory.
 func defaultName(command string) string {
 	base := filepath.Base(command)
@@ -212,7 +216,7 @@ func defaultName(command string) string {
 		base = filepath.Base(wd)
 	}
 	base = strings.ToLower(strings.TrimSuffix(base, filepath.Ext(base)))
-	base = regexp.MustCompile(`[^a-z0-9._-]+`).ReplaceAllString(base, "-")
+	base = notNameChars.ReplaceAllString(base, "-")
 	return strings.Trim(base, "-._")
 }
 
@@ -229,7 +233,8 @@ func yamlList(xs []string) string {
 func quoteYAML(s string) string { return strconv.Quote(s) }
 
 // writeNew writes body to path unless it exists (and force is off), making
-// its folder. It reports whether it wrote.
+// its folder; the file is written whole and renamed into place (a symlink
+// planted at path is replaced, not followed). It reports whether it wrote.
 func writeNew(path, body string, force bool) (bool, error) {
 	if _, err := os.Lstat(path); err == nil && !force {
 		return false, nil
@@ -239,10 +244,7 @@ func writeNew(path, body string, force bool) (bool, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return false, err
 	}
-	if err := os.WriteFile(path+".tmp", []byte(body), 0o644); err != nil {
-		return false, err
-	}
-	return true, os.Rename(path+".tmp", path)
+	return true, atomicfile.WriteFile(path, []byte(body), 0o644)
 }
 
 // initWorkflow is the per-pull-request workflow bench init writes.

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -135,7 +133,7 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 	if !opts.sel.narrows() && len(opts.sel.paths) == 0 {
 		return usageErr(errors.New("record needs --suite, --stage or --scenario (or --scenarios PATH: every scenario it loads)"))
 	}
-	shardI, shardN, err := parseShard(opts.shard)
+	sh, err := batch.ParseShard(opts.shard)
 	if err != nil {
 		return usageErr(err)
 	}
@@ -168,19 +166,11 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 	if err != nil {
 		return err
 	}
-	// The oracle follows a scenario's expected tools for the server: with
-	// none it has no plan, and its run would say "answered" having called
-	// nothing. Those scenarios are absent for the server, not recorded.
+	// The oracle has no plan where the server has no expected tools: those
+	// scenarios are absent for it, not recorded.
 	if spec.Provider == llm.ProviderOracle {
 		var absent []string
-		selected = slices.DeleteFunc(slices.Clone(selected), func(sc *scenarios.Scenario) bool {
-			if _, ok := sc.ToolsFor(profile.Name); !ok {
-				absent = append(absent, sc.ID)
-				return true
-			}
-			return false
-		})
-		if len(absent) > 0 {
+		if selected, absent = recorder.OracleCovers(selected, profile.Name); len(absent) > 0 {
 			fmt.Fprintf(a.stderr, "record: the oracle has no plan for server %s in %d scenario(s) (no expected tools for it there): absent, not recorded: %s\n",
 				escape.Line(profile.Name), len(absent), strings.Join(absent, ", "))
 		}
@@ -191,7 +181,7 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 			runs = append(runs, batch.RunSpec{Scenario: sc, Index: i})
 		}
 	}
-	runs = shard(runs, shardI, shardN)
+	runs = sh.Of(runs)
 	store, err := createStore(a)
 	if err != nil {
 		return err
@@ -247,30 +237,6 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 		return setupErr(fmt.Errorf("%d run(s) not stored: they say nothing about server %s; rerun the same command to record them", n, profile.Name))
 	}
 	return nil
-}
-
-// shard returns slice i of n of runs (1 <= i <= n): every n-th run.
-func shard(runs []batch.RunSpec, i, n int) []batch.RunSpec {
-	var out []batch.RunSpec
-	for k, r := range runs {
-		if k%n == i-1 {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-func parseShard(s string) (int, int, error) {
-	if s == "" {
-		return 1, 1, nil
-	}
-	a, b, ok := strings.Cut(s, "/")
-	i, err1 := strconv.Atoi(a)
-	n, err2 := strconv.Atoi(b)
-	if !ok || err1 != nil || err2 != nil || n < 1 || i < 1 || i > n {
-		return 0, 0, fmt.Errorf("--shard %q: want i/n with 1 <= i <= n", s)
-	}
-	return i, n, nil
 }
 
 // printRecordSummary prints what a recording did.

@@ -169,16 +169,3 @@ func TestRecordRedactsAPIKey(t *testing.T) {
 		return nil
 	})
 }
-
-func TestParseShard(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		i, n int
-		ok   bool
-	}{{"", 1, 1, true}, {"1/3", 1, 3, true}, {"3/3", 3, 3, true}, {"0/3", 0, 0, false}, {"4/3", 0, 0, false}, {"a/b", 0, 0, false}, {"2", 0, 0, false}} {
-		i, n, err := parseShard(c.in)
-		if (err == nil) != c.ok || i != c.i || n != c.n {
-			t.Errorf("parseShard(%q) = %d, %d, %v", c.in, i, n, err)
-		}
-	}
-}

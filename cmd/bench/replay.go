@@ -208,10 +208,7 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 	if len(refs) == 0 {
 		return usageErr(fmt.Errorf("no recorded run of the selection under %q in %s (record them with bench record)", from, store.Dir()))
 	}
-	scorer, err := newRunScorer(opts.sel.paths)
-	if err != nil {
-		return err
-	}
+	scorer := newRunScorer(ld.all)
 	start := time.Now()
 	res, err := (&batch.Replay{
 		Options: batch.Options{Parallel: opts.parallel, Recorder: recorder.Options{

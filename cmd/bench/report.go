@@ -133,10 +133,7 @@ func runReport(_ context.Context, a *app, opts *reportOptions) error {
 	if opts.release != "" && opts.runs < scenarios.DefaultRuns {
 		return usageErr(fmt.Errorf("--release asking %d runs per scenario: a results page follows the methodology, each scenario runs at least %d times", opts.runs, scenarios.DefaultRuns))
 	}
-	scorer, err := newRunScorer(opts.sel.paths)
-	if err != nil {
-		return err
-	}
+	scorer := newRunScorer(ld.all)
 	// Each run is scored as it is read and dropped: what the report needs
 	// of it is its metrics, aggregated as they come, and what its manifest
 	// adds to the metadata. Only the JSON scoreboard prints every run's
