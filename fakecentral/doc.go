@@ -72,7 +72,7 @@
 //	LoadFixture(name or path) (*Fixture, error), FixtureNames(), ParseFixture(bytes, source)
 //	(*Fixture).Version(), Now(), HasEntity(kind, id), IDs(kind), Kinds(), Secrets()
 //	Classify(method, path) Class; Serves(pattern) Coverage; ParsePattern(s).Match(method, segs)
-//	ModelledRoutes(), CatalogRoutes(); ParseFilter(s) (Filter, error)
+//	ModelledRoutes(), CatalogRoutes()
 //	(*Central).Header(); WriteJournal(w, header, entries); ReadJournal(r) // JSON lines, format fakecentral.journal/v1
 //	Intercepted(host) bool                  // host names the proxy terminates TLS for
 //

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcpbench/bench/internal/odata"
 )
 
 func buildRoutes() []*route {
@@ -273,7 +275,7 @@ func seeded(parts ...string) uint64 {
 }
 
 func (rq *request) trendWindow(st *state) (time.Time, time.Time, *apiError) {
-	f, err := ParseFilter(rq.query.Get("filter"))
+	f, err := odata.Parse(rq.query.Get("filter"))
 	if err != nil {
 		return time.Time{}, time.Time{}, badRequest("Invalid filter: %v", err)
 	}
@@ -282,7 +284,7 @@ func (rq *request) trendWindow(st *state) (time.Time, time.Time, *apiError) {
 			return time.Time{}, time.Time{}, badRequest("Invalid filter field: %s (only timestamp)", fld)
 		}
 	}
-	from, to, terr := f.timeWindow("timestamp")
+	from, to, terr := f.TimeWindow("timestamp")
 	if terr != nil {
 		return from, to, badRequest("Invalid filter: %v", terr)
 	}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/mcpbench/bench/internal/odata"
 )
 
 // handler answers a modelled route; a returned error becomes Central's
@@ -202,7 +204,7 @@ func (rq *request) serveList(w http.ResponseWriter, st *state, ls listSpec) *api
 	if items == nil {
 		items = st.view(ls.view).items
 	}
-	f, err := ParseFilter(rq.query.Get("filter"))
+	f, err := odata.Parse(rq.query.Get("filter"))
 	if err != nil {
 		return badRequest("Invalid filter: %v", err)
 	}
@@ -223,11 +225,11 @@ func (rq *request) serveList(w http.ResponseWriter, st *state, ls listSpec) *api
 			return rq.writePage(w, ls, v.([]*item))
 		}
 	}
-	var def Filter
+	var def odata.Filter
 	if ls.defaultFilter != "" {
-		def, _ = ParseFilter(ls.defaultFilter)
+		def, _ = odata.Parse(ls.defaultFilter)
 		if f.Has(def.Terms[0].Field) {
-			def = Filter{}
+			def = odata.Filter{}
 		}
 	}
 	sel := make([]*item, 0, len(items))
@@ -426,7 +428,7 @@ func sortItems(sel []*item, spec string) *apiError {
 		for _, k := range keys {
 			a, _ := sel[i].get(k.field)
 			b, _ := sel[j].get(k.field)
-			c := compareValues(a, b)
+			c := odata.CompareValues(a, b)
 			if k.field == "severity" {
 				c = severityRank(a) - severityRank(b)
 			}

@@ -1,4 +1,7 @@
-package fakecentral
+// Package odata parses the OData filters Central's list endpoints take
+// (?filter=status eq 'Connected' and siteId in ('1', '2')): the fake
+// Central evaluates them, and scoring reads the values a server filtered on.
+package odata
 
 import (
 	"fmt"
@@ -26,9 +29,9 @@ type Term struct {
 // maxFilterLen bounds the work a filter can cause.
 const maxFilterLen = 4096
 
-// ParseFilter parses an OData filter string. An empty string is an empty
+// Parse parses an OData filter string. An empty string is an empty
 // filter (matches everything).
-func ParseFilter(s string) (Filter, error) {
+func Parse(s string) (Filter, error) {
 	var f Filter
 	if len(s) > maxFilterLen {
 		return f, fmt.Errorf("filter is longer than %d characters", maxFilterLen)
@@ -258,7 +261,7 @@ func (t Term) match(v string) bool {
 		}
 		return false
 	}
-	c := compareValues(v, t.Values[0])
+	c := CompareValues(v, t.Values[0])
 	switch t.Op {
 	case "gt":
 		return c > 0
@@ -272,8 +275,8 @@ func (t Term) match(v string) bool {
 	return false
 }
 
-// compareValues orders two values as times, then numbers, then strings.
-func compareValues(a, b string) int {
+// CompareValues orders two values as times, then numbers, then strings.
+func CompareValues(a, b string) int {
 	if ta, err := time.Parse(time.RFC3339Nano, a); err == nil {
 		if tb, err := time.Parse(time.RFC3339Nano, b); err == nil {
 			return ta.Compare(tb)
@@ -293,9 +296,9 @@ func compareValues(a, b string) int {
 	return strings.Compare(a, b)
 }
 
-// timeWindow extracts "timestamp gt X and timestamp lt Y" bounds (zero when
+// TimeWindow extracts "timestamp gt X and timestamp lt Y" bounds (zero when
 // absent); an unparsable bound is an error.
-func (f Filter) timeWindow(field string) (from, to time.Time, err error) {
+func (f Filter) TimeWindow(field string) (from, to time.Time, err error) {
 	for _, t := range f.Terms {
 		if t.Field != field {
 			continue
