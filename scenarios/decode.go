@@ -291,20 +291,30 @@ func cleanYAMLError(err error) string {
 	return strings.TrimPrefix(err.Error(), "yaml: ")
 }
 
-// decodeNode accepts a bare endpoint string or {any_of: [...]}.
+// decodeNode accepts a bare endpoint string, {call: "GET /path"} or
+// {any_of: [...]}, the mappings with params.
 func (c *CallSet) decodeNode(d *decoder, n *yaml.Node, path string) {
 	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
 		c.AnyOf = []string{n.Value}
 		return
 	}
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, path, "want an endpoint such as \"GET /path\" or {any_of: [...]}, got %s", kindName(n))
+		d.errorf(n, path, "want an endpoint such as \"GET /path\", {call: ..., params: ...} or {any_of: [...]}, got %s", kindName(n))
 		return
 	}
-	type plain CallSet
-	var p plain
+	var p struct {
+		Call   string                `yaml:"call"`
+		AnyOf  []string              `yaml:"any_of"`
+		Params map[string]*ParamRule `yaml:"params"`
+	}
 	d.decodeStruct(n, reflect.ValueOf(&p).Elem(), path)
-	*c = CallSet(p)
+	switch {
+	case p.Call != "" && len(p.AnyOf) > 0:
+		d.errorf(n, path, "give call or any_of, not both")
+	case p.Call != "":
+		p.AnyOf = []string{p.Call}
+	}
+	*c = CallSet{AnyOf: p.AnyOf, Params: p.Params}
 }
 
 // decodeNode accepts a bare scalar as shorthand for {equals: scalar}.

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"net/url"
 	"path"
 	"slices"
 	"strings"
@@ -136,6 +137,32 @@ func (e Endpoint) Match(method, p string) bool {
 		return false
 	}
 	return matchSegments(e.segments, strings.Split(p[1:], "/"), 0)
+}
+
+// Vars returns what each {name} placeholder of the template stands for
+// in the concrete path p (unescaped), keyed "{name}"; nil when p does not
+// match the template segment for segment.
+func (e Endpoint) Vars(p string) map[string]string {
+	p, _, _ = strings.Cut(p, "?")
+	segs := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	if len(segs) != len(e.segments) {
+		return nil
+	}
+	var out map[string]string
+	for i, pat := range e.segments {
+		if !isPlaceholder(pat) {
+			continue
+		}
+		v, err := url.PathUnescape(segs[i])
+		if err != nil {
+			v = segs[i]
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[pat] = v
+	}
+	return out
 }
 
 func matchSegments(pat, segs []string, depth int) bool {

@@ -159,6 +159,11 @@ type Expect struct {
 // alternatives written as {any_of: [...]}.
 type CallSet struct {
 	AnyOf []string `yaml:"any_of" json:"any_of"`
+	// Params are the values that matter in the call, as rules on the
+	// fields of the request (request.go: {name}, query.NAME, filter.FIELD,
+	// body.PATH or a bare NAME). They are the API layer's parameter
+	// accuracy: the same for every server, whichever tool made the call.
+	Params map[string]*ParamRule `yaml:"params" json:"params,omitempty"`
 }
 
 // Fault asks the fake Central to fail a route: answer status for the first

@@ -415,6 +415,7 @@ func (v *validator) checkExpect() {
 		if len(set.AnyOf) == 0 {
 			v.errorf(p, "empty any_of")
 		}
+		var alts []Endpoint
 		for j, raw := range set.AnyOf {
 			ep := p
 			if len(set.AnyOf) > 1 {
@@ -425,12 +426,21 @@ func (v *validator) checkExpect() {
 				v.errorf(ep, "%v", err)
 				continue
 			}
+			alts = append(alts, e)
 			for _, g := range mustNot {
 				if g.Covers(e) {
 					v.errorf(ep, "%s is expected but must_not_call %s forbids it", e, g)
 				}
 			}
 			v.checkCall(ep, e, diag)
+		}
+		if len(alts) == len(set.AnyOf) {
+			for _, ref := range sortedKeys(set.Params) {
+				if why := checkRequestRef(ref, alts); why != "" {
+					v.errorf(p+".params."+ref, "%s", why)
+				}
+				v.checkRule(p+".params."+ref, set.Params[ref])
+			}
 		}
 	}
 }
