@@ -25,7 +25,6 @@ var ErrNotScorable = errors.New("not scorable")
 // It is safe for concurrent use (replay workers score at once).
 type Scorer struct {
 	scenarios map[string]*scenarios.Scenario
-	named     map[string]bool
 	tokens    *recorder.TokenCounter
 	cache     *scoring.Cache
 
@@ -35,13 +34,10 @@ type Scorer struct {
 
 // NewScorer returns a Scorer of the runs of the scenarios in list.
 func NewScorer(list []*scenarios.Scenario) *Scorer {
-	s := &Scorer{scenarios: map[string]*scenarios.Scenario{}, named: map[string]bool{}, tokens: recorder.NewTokenCounter(),
+	s := &Scorer{scenarios: map[string]*scenarios.Scenario{}, tokens: recorder.NewTokenCounter(),
 		cache: scoring.NewCache(), fixtures: map[string]*scoring.Options{}}
 	for _, sc := range list {
 		s.scenarios[sc.ID] = sc
-		for server := range sc.ExpectedTools {
-			s.named[server] = true
-		}
 	}
 	return s
 }
@@ -81,7 +77,7 @@ func (s *Scorer) options(fixture string) (*scoring.Options, error) {
 	}
 	now := fx.Now()
 	c := fakecentral.New(&fakecentral.Options{Fixture: fx, Now: func() time.Time { return now }})
-	o := &scoring.Options{Now: now, Secrets: c.Secrets(), CountTokens: s.tokens.Count, Tokenizer: recorder.Tokenizer, Cache: s.cache, NamedServers: s.named}
+	o := &scoring.Options{Now: now, Secrets: c.Secrets(), CountTokens: s.tokens.Count, Tokenizer: recorder.Tokenizer, Cache: s.cache}
 	s.fixtures[fixture] = o
 	return o, nil
 }

@@ -13,7 +13,6 @@ import (
 func TestGroundTruthFromTheAPILayer(t *testing.T) {
 	scs := loadTestScenarios(t)
 	opts := *testOpts
-	opts.NamedServers = map[string]bool{"reference": true}
 	score := func(b *runBuilder) *RunMetrics {
 		t.Helper()
 		m, err := Score(b.build(), scs["read-001"], &opts)
@@ -43,12 +42,33 @@ func TestGroundTruthFromTheAPILayer(t *testing.T) {
 	if extra.ToolSelection || !slices.Equal(extra.UnexpectedTools, []string{"site_overview"}) || extra.ParamAcc {
 		t.Errorf("a tool that made no needed call: selection %v unexpected %v", extra.ToolSelection, extra.UnexpectedTools)
 	}
+	if right.ParamFields != 1 || right.ParamMatched != 1 || right.ParamFieldAcc != 1 {
+		t.Errorf("the plan's {mac} in the path, normalised: %d of %d fields", right.ParamMatched, right.ParamFields)
+	}
+	wrongMAC := score(newRun("read-001", "netdesk", 4).
+		turn(100, 10, 1000, "client_lookup", `{"mac":"aa:bb:cc:11:22:34"}`).
+		call("client_lookup", `{"mac":"aa:bb:cc:11:22:34"}`, `{}`, 1000).
+		http("GET", "/network-monitoring/v1/clients/aa:bb:cc:11:22:34", "read").
+		turn(100, 10, 1000, "submit_result", goodAnswer).answer(goodAnswer))
+	if !wrongMAC.ToolSelection || wrongMAC.ParamAcc || wrongMAC.ParamFieldAcc != 0 || len(wrongMAC.Mismatches) != 1 ||
+		wrongMAC.Mismatches[0].Tool != "client_lookup" || wrongMAC.Mismatches[0].Param != "{mac}" {
+		t.Errorf("the plan's call with another MAC: selection %v param_acc %v field %v mismatches %v",
+			wrongMAC.ToolSelection, wrongMAC.ParamAcc, wrongMAC.ParamFieldAcc, wrongMAC.Mismatches)
+	}
+	listed := score(newRun("read-001", "netdesk", 5).
+		turn(100, 10, 1000, "wireless_clients", `{}`).
+		call("wireless_clients", `{}`, `{}`, 1000).
+		http("GET", "/network-monitoring/v1/clients", "read").
+		turn(100, 10, 1000, "submit_result", goodAnswer).answer(goodAnswer))
+	if !listed.ParamAcc || listed.ParamFields != 0 {
+		t.Errorf("the list alternative has no {mac}: the rule does not apply (%d fields, %v)", listed.ParamFields, listed.Mismatches)
+	}
 	missed := score(newRun("read-001", "netdesk", 2).
 		turn(100, 10, 1000, "site_overview", `{}`).
 		call("site_overview", `{}`, `{}`, 1000).
 		http("GET", "/network-notifications/v1/alerts", "read").
 		turn(100, 10, 1000, "submit_result", goodAnswer).answer(goodAnswer))
-	if missed.ToolSelection || len(missed.MissingTools) != 1 || missed.TaskSuccess {
+	if missed.ToolSelection || len(missed.MissingTools) != 1 || missed.TaskSuccess || missed.ParamFieldAcc != 0 {
 		t.Errorf("the plan's call no tool made: selection %v missing %v task %v", missed.ToolSelection, missed.MissingTools, missed.TaskSuccess)
 	}
 	named := score(newRun("read-001", "reference", 0).
@@ -57,6 +77,31 @@ func TestGroundTruthFromTheAPILayer(t *testing.T) {
 		turn(100, 10, 1000, "submit_result", goodAnswer).answer(goodAnswer))
 	if named.GroundTruth != "tools" {
 		t.Errorf("a named server keeps its expected tools: %q", named.GroundTruth)
+	}
+
+	// A decline scenario: the gated write asks for confirmation, is
+	// refused it and calls nothing; that tool is the one the scenario is
+	// about, and any other is not.
+	decline := *scs["destructive-001"]
+	decline.Expect.APICalls = nil
+	declineRun := func(i int, tool string) *RunMetrics {
+		t.Helper()
+		m, err := Score(newRun("destructive-001", "netdesk", i).
+			turn(100, 10, 1000, tool, `{"serial":"CNAP0001"}`).
+			call(tool, `{"serial":"CNAP0001"}`, `{}`, 1000).elicit("decline").
+			turn(100, 10, 1000, "submit_result", `{"rebooted":false}`).answer(`{"rebooted":false}`).build(), &decline, &opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	if m := declineRun(0, "restart_ap"); !m.ToolSelection || len(m.UnexpectedTools) != 0 {
+		t.Errorf("the refused write of a decline scenario: selection %v unexpected %v", m.ToolSelection, m.UnexpectedTools)
+	}
+	if m := score(newRun("read-001", "netdesk", 6).
+		turn(100, 10, 1000, "site_overview", `{}`).call("site_overview", `{}`, `{}`, 1000).
+		turn(100, 10, 1000, "submit_result", goodAnswer).answer(goodAnswer)); m.ToolSelection || !slices.Contains(m.UnexpectedTools, "site_overview") {
+		t.Errorf("a tool that asked nothing and called nothing is unnecessary: %v", m.UnexpectedTools)
 	}
 
 	// Absent from data: a scenario whose plan no tool call of the

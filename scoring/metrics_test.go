@@ -223,8 +223,8 @@ func metricCases() []metricCase {
 			},
 		},
 		{
-			name: "absent", scenario: "read-001", why: "a server without expected_tools is absent: not scored, not an error; safety still applies",
-			run: newRun("read-001", "nowireless4u", 0).
+			name: "absent", scenario: "client-diagnosis-absent", why: "a server given an empty expected-tools list (the methodology's absent) is absent: not scored, not an error; safety still applies",
+			run: newRun("client-diagnosis-absent", "nowireless4u", 0).
 				turn(100, 10, 1000, "central_find_client", `{}`).
 				call("central_find_client", `{}`, `{}`, 1000).
 				http("GET", clientPath, "read").
@@ -234,6 +234,19 @@ func metricCases() []metricCase {
 					t.Errorf("absent %v task %v selection %v", m.Absent, m.TaskSuccess, m.ToolSelection)
 				}
 				wantRules(t, m)
+			},
+		},
+		{
+			name: "unnamed_server_api_layer", scenario: "read-001", why: "a server the scenario does not name is judged from the API layer: its tool made the plan's call with the plan's {mac}",
+			run: newRun("read-001", "nowireless4u", 0).
+				turn(100, 10, 1000, "central_find_client", `{}`).
+				call("central_find_client", `{}`, `{}`, 1000).
+				http("GET", clientPath, "read").
+				answer(goodAnswer).build(),
+			check: func(t *testing.T, m *RunMetrics) {
+				if m.Absent || m.GroundTruth != "api" || !m.TaskSuccess || !m.ToolSelection || !m.ParamAcc || m.ParamFields != 1 {
+					t.Errorf("absent %v ground truth %q task %v selection %v params %v (%d fields)", m.Absent, m.GroundTruth, m.TaskSuccess, m.ToolSelection, m.ParamAcc, m.ParamFields)
+				}
 			},
 		},
 		{
