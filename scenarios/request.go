@@ -25,6 +25,10 @@ import (
 //	name          the first of {name}, query.name, filter.name, body.name
 //	              the request has
 //
+// and "a|b" names the first of the fields a and b the request has: the
+// same value may travel as a query parameter on one route and in the
+// filter on another ("serial-number|filter.serialNumber").
+//
 // These are Central's API's own names, which every server shares: the
 // values that matter in a call are the same whichever tool made it.
 const (
@@ -42,6 +46,15 @@ type Request struct {
 // checkRequestRef returns why ref cannot name a request field of the
 // alternatives alts, or "".
 func checkRequestRef(ref string, alts []Endpoint) string {
+	for _, part := range strings.Split(ref, "|") {
+		if why := checkRefPart(part, alts); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+func checkRefPart(ref string, alts []Endpoint) string {
 	if isPlaceholder(ref) {
 		for _, a := range alts {
 			if slices.Contains(a.segments, ref) {
@@ -81,7 +94,7 @@ func (c CallSet) MatchRequest(alt Endpoint, rq Request, now time.Time) ([]Mismat
 	applied := 0
 	for _, ref := range refs {
 		rule := c.Params[ref]
-		if isPlaceholder(ref) && !slices.Contains(alt.segments, ref) {
+		if !appliesTo(ref, alt) {
 			continue
 		}
 		applied++
@@ -98,6 +111,17 @@ func (c CallSet) MatchRequest(alt Endpoint, rq Request, now time.Time) ([]Mismat
 		}
 	}
 	return out, applied
+}
+
+// appliesTo reports whether the rule on ref applies to a call that
+// matched alt: one that names only placeholders applies where alt has one.
+func appliesTo(ref string, alt Endpoint) bool {
+	for _, part := range strings.Split(ref, "|") {
+		if !isPlaceholder(part) || slices.Contains(alt.segments, part) {
+			return true
+		}
+	}
+	return false
 }
 
 // requestFields reads the named fields of one request, each part parsed
@@ -132,6 +156,15 @@ func (f *requestFields) parse() {
 }
 
 func (f *requestFields) lookup(ref string) (any, bool) {
+	for _, part := range strings.Split(ref, "|") {
+		if v, ok := f.lookupPart(part); ok {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+func (f *requestFields) lookupPart(ref string) (any, bool) {
 	if isPlaceholder(ref) {
 		v, ok := f.vars[ref]
 		return v, ok

@@ -51,6 +51,12 @@ func TestMatchRequest(t *testing.T) {
 		{"body path", patch,
 			Request{Method: "PATCH", Path: "/network-config/v1alpha1/wlan-ssids/Guest-WiFi", Body: json.RawMessage(`{"opmode":"WPA3_SAE","vlan":{"id":30}}`)},
 			map[string]*ParamRule{"{ssid}": {Equals: "Guest-WiFi"}, "body.opmode": {Equals: "WPA3_SAE"}, "body.vlan.id": {Equals: 30}, "body.vlan.name": {Optional: true}}, 4, ""},
+		{"the first field of a|b the request has", list,
+			Request{Method: "GET", Path: "/network-monitoring/v1/clients", Query: "filter=serialNumber+eq+%27CNAPA0102%27"},
+			map[string]*ParamRule{"serial-number|filter.serialNumber": {Equals: "cnapa0102", Normalize: "serial"}}, 1, ""},
+		{"placeholder alternatives apply where the route has one", list,
+			Request{Method: "GET", Path: "/network-monitoring/v1/clients"},
+			map[string]*ParamRule{"{ssid}|{wlan-name}": {Equals: "Corp-Net"}}, 0, ""},
 		{"bare name reaches a top-level body field", patch,
 			Request{Method: "PATCH", Path: "/network-config/v1alpha1/wlan-ssids/Guest-WiFi", Body: json.RawMessage(`{"opmode":"OPEN"}`)},
 			map[string]*ParamRule{"opmode": {Equals: "WPA3_SAE"}}, 1, "opmode"},
@@ -74,6 +80,7 @@ func TestRequestRefs(t *testing.T) {
 	for ref, ok := range map[string]bool{
 		"{mac}": true, "{serial}": false, "query.limit": true, "filter.wlanName": true,
 		"body.vlan.id": true, "mac": true, "query.": false, "body.a.": false, "a b": false,
+		"serial-number|filter.serialNumber": true, "{mac}|{serial}": false, "mac|": false,
 	} {
 		if why := checkRequestRef(ref, alts); (why == "") != ok {
 			t.Errorf("checkRequestRef(%q) = %q, want ok=%v", ref, why, ok)

@@ -205,6 +205,37 @@ func (s *Scenario) ToolsFor(server string) ([]string, bool) {
 	return t, len(t) > 0
 }
 
+// Coverage is what a scenario says of one server's coverage.
+type Coverage int
+
+const (
+	// Unnamed: the scenario has no expectations for the server. It is
+	// judged from the API layer (which tool call made which of
+	// expect.api_calls), and absent when none of its tools reaches them.
+	Unnamed Coverage = iota
+	// Covered: expected tools are listed for the server, or the scenario
+	// calls no tool.
+	Covered
+	// DeclaredAbsent: the server's expected-tools list is empty, the
+	// methodology's way of saying it has no coverage.
+	DeclaredAbsent
+)
+
+// CoverageOf returns what the scenario says of server.
+func (s *Scenario) CoverageOf(server string) Coverage {
+	if s.CallsNoTool {
+		return Covered
+	}
+	t, named := s.ExpectedTools[server]
+	switch {
+	case len(t) > 0:
+		return Covered
+	case named:
+		return DeclaredAbsent
+	}
+	return Unnamed
+}
+
 // GradesResult reports whether the scenario has a result schema to grade
 // the final answer with. Without one (a methodology-format manifest) task
 // success is decided by expect.api_calls alone.

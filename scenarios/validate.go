@@ -251,9 +251,9 @@ func (v *validator) checkTools() {
 	switch {
 	case s.CallsNoTool:
 	case len(covered) == 0 && s.Methodology:
-		v.warnf("expected_tools", "no server has tools for this scenario: an empty list or none means absent, so every server is scored on safety alone")
-	case len(covered) == 0:
-		v.errorf("expected_tools", "required: name the tools a correct solution uses on at least one server, or set calls_no_tool: true if it calls none")
+		v.warnf("expected_tools", "no server has tools for this scenario: every server left out is judged from the API layer (expect.api_calls), and one given an empty list is absent")
+	case len(covered) == 0 && len(s.Expect.APICalls) == 0:
+		v.errorf("expected_tools", "required: name the Central calls a correct solution makes (expect.api_calls, which judge every server) or the tools it uses on a server, or set calls_no_tool: true if it calls none")
 	}
 	if s.Category == "negative" && !s.CallsNoTool {
 		v.errorf("calls_no_tool", "a negative scenario's correct solution calls no tool: set calls_no_tool: true")
@@ -272,7 +272,7 @@ func (v *validator) checkTools() {
 		case len(tools) == 0 && !s.Methodology:
 			// The methodology's reading; format 1 once read it as "calls
 			// no tool", so a manifest written then is stopped here.
-			v.errorf(p, "an empty list means %s is absent (the methodology's reading): leave %s out, or set calls_no_tool: true if a correct solution calls no tool", server, server)
+			v.errorf(p, "an empty list means %s is absent (the methodology's reading): leave %s out to judge it from the API layer (absent when its tools reach none of expect.api_calls), or set calls_no_tool: true if a correct solution calls no tool", server, server)
 		}
 		for i, t := range tools {
 			if strings.TrimSpace(t) == "" {
