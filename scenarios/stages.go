@@ -141,8 +141,9 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 }
 
 // ValidateConfig checks the stages against the scenarios they select from:
-// unique names, known suites and categories, ids that exist, at least one
-// scenario per stage and MaxScenarios respected.
+// unique names, known suites and categories, ids that exist and
+// MaxScenarios respected. A stage that selects none of them is a warning
+// (Error.Warning): it may be meant for other manifests.
 func ValidateConfig(c *Config, list []*Scenario) error {
 	var errs ErrorList
 	at := func(path, format string, args ...any) {
@@ -190,7 +191,10 @@ func ValidateConfig(c *Config, list []*Scenario) error {
 		}
 		n := len(st.Select(list))
 		if len(st.Include) > 0 && n == 0 {
-			at(p, "stage %q selects no scenario", st.Name)
+			// Which scenarios a stage selects depends on the manifests
+			// loaded: the built-in stages select none of a user's own.
+			errs = append(errs, &Error{File: c.File, Pos: c.pos[p], Field: p, Warning: true,
+				Msg: fmt.Sprintf("stage %q selects none of the loaded scenarios", st.Name)})
 		}
 		if st.MaxScenarios > 0 && n > st.MaxScenarios {
 			at(p+".max_scenarios", "stage %q selects %d scenarios, more than max_scenarios %d", st.Name, n, st.MaxScenarios)

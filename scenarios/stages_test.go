@@ -71,6 +71,17 @@ stages:
 			t.Errorf("ValidateConfig: want %q in\n%v", want, err)
 		}
 	}
+	// stages[1] selects none of these scenarios (a suite of none of them):
+	// a warning, as the built-in stages select none of a user's own.
+	var empty *Error
+	for _, e := range err.(ErrorList) {
+		if strings.Contains(e.Msg, "selects none of the loaded scenarios") {
+			empty = e
+		}
+	}
+	if empty == nil || !empty.Warning || !strings.Contains(empty.Error(), `bench.yaml:7:5: warning: stages[1]: stage "smoke" selects none of the loaded scenarios`) {
+		t.Errorf("a stage that selects none of the loaded scenarios: want a warning, got %v", empty)
+	}
 	if got := cfg.Stages[0].RunsAsked(); got != DefaultRuns {
 		t.Errorf("a stage without runs asks %d, want %d", got, DefaultRuns)
 	}

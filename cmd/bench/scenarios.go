@@ -83,9 +83,16 @@ func runScenariosLint(a *app, opts *scenariosLintOptions) error {
 		cfg, err := loadConfig(opts.config)
 		errs = append(errs, asErrorList(err)...)
 		if cfg != nil {
-			errs = append(errs, asErrorList(scenarios.ValidateConfig(cfg, list))...)
+			for _, e := range asErrorList(scenarios.ValidateConfig(cfg, list)) {
+				if e.Warning {
+					warnings = append(warnings, e)
+				} else {
+					errs = append(errs, e)
+				}
+			}
 		}
 	}
+	warnings.Sort()
 	// Warnings first, then errors, each sorted: what loads and scores,
 	// then what does not.
 	errs.Sort()
