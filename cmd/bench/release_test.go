@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpbench/bench/scenarios"
 	"github.com/mcpbench/bench/scoring"
 )
 
@@ -160,4 +162,64 @@ func scoreboard(t *testing.T, page string) map[string]map[string]map[string]stri
 		out[suite] = rows
 	}
 	return out
+}
+
+// Methodology 1.5 judges the servers a scenario leaves out from the API
+// layer and adds API parameters; the scenario × server pairs a scenario
+// judges by the server's expected tools must come out of the 0.1.0 runs
+// exactly as 1.4 scored them. Every other difference is a pair a scenario
+// leaves out (docs/methodology.md, 1.5).
+func TestRelease010ToolsLayerAsUnder14(t *testing.T) {
+	golden, err := scenarios.Golden()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]*scenarios.Scenario{}
+	for _, s := range golden {
+		byID[s.ID] = s
+	}
+	read := func(version string) map[string]json.RawMessage {
+		t.Helper()
+		data, err := os.ReadFile(filepath.Join("..", "..", "docs", "benchmark-results-0.1.0-m"+version+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Results struct {
+				Scenarios []json.RawMessage `json:"scenarios"`
+			} `json:"results"`
+		}
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]json.RawMessage{}
+		for _, raw := range doc.Results.Scenarios {
+			var k struct{ Scenario, Server string }
+			if err := json.Unmarshal(raw, &k); err != nil {
+				t.Fatal(err)
+			}
+			out[k.Server+"/"+k.Scenario] = raw
+		}
+		return out
+	}
+	before, after := read("1.4"), read("1.5")
+	same, leftOut := 0, 0
+	for key, b := range before {
+		server, id, _ := strings.Cut(key, "/")
+		sc := byID[id]
+		if sc == nil {
+			t.Fatalf("%s: no golden scenario %s", key, id)
+		}
+		if sc.CoverageOf(server) != scenarios.Covered {
+			leftOut++
+			continue
+		}
+		if !bytes.Equal(b, after[key]) {
+			t.Errorf("%s is judged by its expected tools, yet scores differently under 1.5:\n%s", key, cmp.Diff(string(b), string(after[key])))
+		}
+		same++
+	}
+	if same != 409 || leftOut != 35+48 || len(after) != len(before) {
+		t.Errorf("%d pairs by expected tools (want 409), %d left out (want 83), %d and %d pairs", same, leftOut, len(before), len(after))
+	}
 }
