@@ -9,7 +9,7 @@ import (
 // FuzzLoad feeds arbitrary bytes to the loader and the validator: they may
 // reject anything, but must not panic, and every error must name the file.
 func FuzzLoad(f *testing.F) {
-	for _, pattern := range []string{"testdata/broken/*.yaml", "testdata/valid/*.yaml", "testdata/methodology/*.yaml", "golden/*.yaml"} {
+	for _, pattern := range []string{"testdata/broken/*.yaml", "testdata/valid/*.yaml", "testdata/methodology/*.yaml", "testdata/listed/*.yaml", "golden/*.yaml"} {
 		files, _ := filepath.Glob(pattern)
 		for _, file := range files {
 			data, err := os.ReadFile(file)

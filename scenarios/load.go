@@ -63,6 +63,12 @@ func Parse(file string, data []byte) ([]*Scenario, error) {
 		if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
 			continue // an empty document between separators
 		}
+		if isListed(root) {
+			list, derrs := decodeListed(file, root)
+			errs = append(errs, derrs...)
+			out = append(out, list...)
+			continue
+		}
 		s, derrs := decodeScenario(file, root)
 		errs = append(errs, derrs...)
 		if s != nil {

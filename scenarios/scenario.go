@@ -116,6 +116,9 @@ type Scenario struct {
 
 	pos map[string]Pos // field path -> position, filled by the loader
 	bad []string       // field paths the loader could not decode
+	// dialect are fields of another manifest layout read differently or
+	// not at all (listed.go): lint warnings.
+	dialect []dialectNote
 	// fixtureAsWritten is the fixture as the manifest names it, when the
 	// loader resolved it to something else (a path, or a built-in name).
 	fixtureAsWritten string

@@ -151,6 +151,10 @@ func (v *validator) check() {
 		if s.ID != "" && s.Suite == "" {
 			v.errorf("id", "%q: a scenario in the methodology's format is in the suite its id starts with (client-diagnosis-001); start it with one of %s", s.ID, strings.Join(suites, ", "))
 		}
+		v.oneOf("suite", s.Suite, suites, false)
+		for _, n := range s.dialect {
+			v.warnf(n.path, "%s", n.msg)
+		}
 	} else {
 		v.oneOf("suite", s.Suite, suites, true)
 		v.oneOf("category", s.Category, categories, true)
@@ -671,6 +675,49 @@ const maxPinLen = 2000
 // checkPin checks an evidence value: pins as path:line@sha pass; a looser
 // citation (no SHA, no line, a placeholder or a URL) passes with a warning;
 // an empty or multi-line value is an error.
+// readPins splits an evidence string into pins. Besides "path:line@sha"
+// separated by commas, semicolons or spaces it reads the way people write
+// several lines of one file: notes in parentheses are dropped, ":378"
+// continues the path before it and a last "@sha" applies to every pin
+// ("a.py:372 (find_client), :378 @86b25e8" is a.py:372@86b25e8,
+// a.py:378@86b25e8). rewritten says that was needed.
+func readPins(t string) (pins []string, rewritten bool) {
+	var b strings.Builder
+	depth := 0
+	for _, r := range t {
+		switch {
+		case r == '(':
+			depth++
+			rewritten = true
+		case r == ')' && depth > 0:
+			depth--
+		case depth == 0:
+			b.WriteRune(r)
+		}
+	}
+	toks := strings.FieldsFunc(b.String(), func(r rune) bool { return r == ',' || r == ';' || unicode.IsSpace(r) })
+	sha := ""
+	if n := len(toks); n > 1 && strings.HasPrefix(toks[n-1], "@") {
+		sha, toks, rewritten = toks[n-1], toks[:n-1], true
+	}
+	path := ""
+	for _, tok := range toks {
+		if strings.HasPrefix(tok, ":") && path != "" {
+			tok, rewritten = path+tok, true
+		} else if i := strings.LastIndex(strings.SplitN(tok, "@", 2)[0], ":"); i > 0 {
+			path = tok[:i]
+		}
+		if sha != "" && !strings.Contains(tok, "@") {
+			tok += sha
+		}
+		pins = append(pins, tok)
+	}
+	if !rewritten {
+		return strings.FieldsFunc(t, func(r rune) bool { return r == ',' || r == ';' || unicode.IsSpace(r) }), false
+	}
+	return pins, true
+}
+
 func (v *validator) checkPin(p, text string) {
 	t := strings.TrimSpace(text)
 	switch {
@@ -685,7 +732,17 @@ func (v *validator) checkPin(p, text string) {
 		return
 	}
 	var loose []string
-	pins := strings.FieldsFunc(t, func(r rune) bool { return r == ',' || r == ';' || unicode.IsSpace(r) })
+	pins, rewritten := readPins(t)
+	if rewritten {
+		ok := true
+		for _, pin := range pins {
+			ok = ok && evidencePattern.MatchString(pin)
+		}
+		if ok {
+			v.warnf(p, "%q is written loosely (notes in parentheses, a shared @sha, :line for the path before): read as %s; accepted", text, strings.Join(pins, ", "))
+			return
+		}
+	}
 	for _, pin := range pins {
 		switch {
 		case evidencePattern.MatchString(pin):
