@@ -31,9 +31,10 @@ test: lint release-check test-servers ## lint, release check, then every test
 test-servers: ## npm MCP servers the recorder tests run against (skipped without Node.js)
 	@bash scripts/install-test-servers.sh
 
-lint: vet ## gofmt and go vet
+lint: vet ## gofmt, go vet and actionlint
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@bash scripts/actionlint.sh
 
 vet:
 	$(GO) vet ./...
