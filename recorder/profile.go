@@ -84,6 +84,12 @@ type Profile struct {
 	// server prints) before runs are hashed and requests keyed
 	// (docs/clock.md).
 	Normalize []NormalizeRule `yaml:"normalize" json:"normalize,omitempty"`
+	// Expectations names a file of this server's expected tools and
+	// parameter rules for scenarios defined elsewhere, relative to the
+	// profile's folder (scenarios.Expectations). Scoring and the oracle
+	// read it; it is not how the server is launched, so it stays out of
+	// the profile's hash.
+	Expectations string `yaml:"expectations" json:"-"`
 
 	// File is where the profile was read from; Dir is the directory that
 	// relative paths (cwd) resolve against.
@@ -597,4 +603,16 @@ func mapValues(m map[string]string) []string {
 		out = append(out, m[k])
 	}
 	return out
+}
+
+// ExpectationsPath is Expectations resolved against the profile's folder,
+// or "" when the profile names none.
+func (p *Profile) ExpectationsPath() string {
+	if p.Expectations == "" {
+		return ""
+	}
+	if filepath.IsAbs(p.Expectations) || p.Dir == "" {
+		return p.Expectations
+	}
+	return filepath.Join(p.Dir, p.Expectations)
 }

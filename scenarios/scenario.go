@@ -116,6 +116,10 @@ type Scenario struct {
 
 	pos map[string]Pos // field path -> position, filled by the loader
 	bad []string       // field paths the loader could not decode
+	// overlay are expectations attached from files beside server profiles
+	// (expectations.go), by server: read before the fields above, and no
+	// part of the definition (nor of its hash).
+	overlay map[string]*Expectation
 	// dialect are fields of another manifest layout read differently or
 	// not at all (listed.go): lint warnings.
 	dialect []dialectNote
@@ -199,10 +203,15 @@ func (s *Scenario) HasTag(t string) bool { return slices.Contains(s.Tags, t) }
 
 // ToolsFor returns the expected tools on server and whether the server has
 // coverage for the scenario at all: it has when the scenario calls no tool,
-// or lists tools for it. A server left out or given an empty list is absent.
+// or lists tools for it (an attached expectations file for the server is
+// read first). A server left out or given an empty list has none here:
+// CoverageOf tells the two apart.
 func (s *Scenario) ToolsFor(server string) ([]string, bool) {
 	if s.CallsNoTool {
 		return nil, true
+	}
+	if x := s.overlay[server]; x != nil {
+		return x.Tools, !x.Absent && len(x.Tools) > 0
 	}
 	t := s.ExpectedTools[server]
 	return t, len(t) > 0
@@ -229,6 +238,12 @@ func (s *Scenario) CoverageOf(server string) Coverage {
 	if s.CallsNoTool {
 		return Covered
 	}
+	if x := s.overlay[server]; x != nil {
+		if x.Absent {
+			return DeclaredAbsent
+		}
+		return Covered
+	}
 	t, named := s.ExpectedTools[server]
 	switch {
 	case len(t) > 0:
@@ -244,9 +259,13 @@ func (s *Scenario) CoverageOf(server string) Coverage {
 // success is decided by expect.api_calls alone.
 func (s *Scenario) GradesResult() bool { return s.ResultSchema != nil }
 
-// ParamsFor returns the parameter rules for tool on server: the
-// "server/tool" entry if there is one, else the "tool" entry.
+// ParamsFor returns the parameter rules for tool on server: those of an
+// attached expectations file for the server if there is one, else the
+// "server/tool" entry, else the "tool" entry.
 func (s *Scenario) ParamsFor(server, tool string) map[string]*ParamRule {
+	if x := s.overlay[server]; x != nil {
+		return x.Params[tool]
+	}
 	if r, ok := s.ExpectedParams[server+"/"+tool]; ok {
 		return r
 	}

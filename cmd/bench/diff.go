@@ -55,6 +55,7 @@ reports.`,
 		},
 	}
 	opts.sel.register(cmd.Flags(), "compare only")
+	opts.sel.registerExpectations(cmd.Flags())
 	cmd.Flags().StringVar(&opts.format, "format", "text", "output format: text, json or md")
 	cmd.Flags().Uint64Var(&opts.seed, "seed", 1, "bootstrap seed")
 	return cmd

@@ -107,6 +107,7 @@ parameters for this server, then submits its reference result).
 	}
 	f := cmd.Flags()
 	opts.sel.register(f, "record")
+	opts.sel.registerExpectations(f)
 	f.StringVar(&opts.server, "server", "", "server profile (servers/*.yaml, or an mcpServers JSON file[#NAME])")
 	f.StringVar(&opts.model, "model", "", `model spec: "openai:MODEL", "anthropic:MODEL", "baseline" or "oracle"`)
 	intVarMin(f, &opts.runs, "runs", scenarios.DefaultRuns, 1, "runs per scenario (default: the stage's runs with --stage, else 5)")
@@ -156,6 +157,9 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 	}
 	ld, err := opts.sel.load()
 	if err != nil {
+		return err
+	}
+	if err := ld.attachProfile(profile); err != nil {
 		return err
 	}
 	selected := ld.selected

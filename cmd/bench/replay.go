@@ -112,6 +112,7 @@ inconclusive (more stale runs than the gate allows).
 	}
 	f := cmd.Flags()
 	opts.sel.register(f, "replay the runs of")
+	opts.sel.registerExpectations(f)
 	f.StringVar(&opts.from, "from", "", "ref prefix of the recorded runs (default golden/<server name>/)")
 	f.StringVar(&opts.server, "server", "", "profile of the server under test")
 	f.StringArrayVar(&opts.serverEnv, "server-env", nil, "KEY=VALUE added to the server's environment (repeatable)")
@@ -164,6 +165,9 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 	}
 	ld, err := opts.sel.load()
 	if err != nil {
+		return err
+	}
+	if err := ld.attachProfile(profile); err != nil {
 		return err
 	}
 	selected := map[string]*scenarios.Scenario{}

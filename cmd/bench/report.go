@@ -72,6 +72,7 @@ not followed.`,
 	cmd.Flags().StringVar(&opts.outDir, "out-dir", "docs", "directory of the results page (with --release)")
 	cmd.Flags().StringVar(&opts.format, "format", "text", "output format without --release: text, json, md or junit")
 	opts.sel.register(cmd.Flags(), "score only the runs of")
+	opts.sel.registerExpectations(cmd.Flags())
 	cmd.Flags().Uint64Var(&opts.seed, "seed", 1, "bootstrap seed")
 	intVarMin(cmd.Flags(), &opts.k, "k", scoring.DefaultK, 1, "k of pass@k and pass^k (not computed for a scenario with fewer runs)")
 	intVarMin(cmd.Flags(), &opts.runs, "runs", scenarios.DefaultRuns, 1, "runs per scenario asked: fewer is a warning, and an error with --release (which asks at least 5)")

@@ -50,6 +50,9 @@ type selection struct {
 	suite  string
 	stage  string
 	config string
+	// expectations are --expectations files: a server's expected tools
+	// and parameter rules for scenarios defined elsewhere.
+	expectations []string
 }
 
 // register adds the selector flags to f; verb says what the command does
@@ -60,6 +63,11 @@ func (s *selection) register(f *pflag.FlagSet, verb string) {
 	f.StringVar(&s.suite, "suite", "", verb+" the scenarios of this suite (an intent family, or adversarial)")
 	f.StringVar(&s.stage, "stage", "", verb+" the scenarios of this stage (smoke, core, safety, or a stage of --config)")
 	f.StringVar(&s.config, "config", "", "stages read over the built-in ones (default: ./bench.yaml when it exists)")
+}
+
+// registerExpectations adds --expectations, for the commands that score.
+func (s *selection) registerExpectations(f *pflag.FlagSet) {
+	f.StringSliceVar(&s.expectations, "expectations", nil, "a server's expected tools and parameter rules for these scenarios (repeatable; a profile's expectations: file is read too; docs/scenarios.md)")
 }
 
 // label names the selection in a report's title: "stage core", "suite
@@ -109,6 +117,12 @@ func (s *selection) load() (*loaded, error) {
 	if err := scenarios.CheckUniqueIDs(all); err != nil {
 		return nil, usageErr(err)
 	}
+	for _, path := range s.expectations {
+		var err error
+		if all, err = attachExpectations(all, path); err != nil {
+			return nil, err
+		}
+	}
 	cfg, err := loadConfig(s.config)
 	if err != nil {
 		return nil, usageErr(err)
@@ -123,6 +137,49 @@ func (s *selection) load() (*loaded, error) {
 		return nil, usageErr(fmt.Errorf("%w (in %s)", err, s.source()))
 	}
 	return &loaded{selected: list, all: all, cfg: cfg}, nil
+}
+
+// attachExpectations returns list with the expectations file at path
+// attached.
+func attachExpectations(list []*scenarios.Scenario, path string) ([]*scenarios.Scenario, error) {
+	e, err := scenarios.LoadExpectations(path)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	out, err := e.Attach(list)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	return out, nil
+}
+
+// attachProfile attaches the expectations file the profile names, if any,
+// to the loaded scenarios; it must be the expectations of that server.
+func (l *loaded) attachProfile(p *recorder.Profile) error {
+	path := p.ExpectationsPath()
+	if path == "" {
+		return nil
+	}
+	e, err := scenarios.LoadExpectations(path)
+	if err != nil {
+		return usageErr(fmt.Errorf("%s: expectations: %w", p.File, err))
+	}
+	if e.Server != p.Name {
+		return usageErr(fmt.Errorf("%s: expectations: %s holds the expectations of server %q, and the profile is %q", p.File, path, e.Server, p.Name))
+	}
+	all, err := e.Attach(l.all)
+	if err != nil {
+		return usageErr(err)
+	}
+	byID := make(map[string]*scenarios.Scenario, len(all))
+	for _, sc := range all {
+		byID[sc.ID] = sc
+	}
+	for i, sc := range l.selected {
+		l.selected[i] = byID[sc.ID]
+	}
+	l.all = all
+	return nil
 }
 
 // source names where the scenarios came from, for errors.
