@@ -201,6 +201,9 @@ func initProfile(opts *initOptions) (string, error) {
 	}
 	b.WriteString("# The variables that open the server's write gate in write scenarios, if it has one:\n")
 	b.WriteString("writes_env: {}\n")
+	b.WriteString("# Your server's expected tools and argument rules for bench's scenarios, in a\n")
+	b.WriteString("# file beside this one, sharpen its score (docs/scenarios.md):\n")
+	b.WriteString("# expectations: expectations.yaml\n")
 	return b.String(), nil
 }
 
