@@ -145,15 +145,8 @@ func ParseExpectations(file string, data []byte) (*Expectations, error) {
 }
 
 func (e *Expectations) posOf(path string) Pos {
-	for p := path; p != ""; {
-		if pos, ok := e.pos[p]; ok {
-			return pos
-		}
-		i := strings.LastIndexAny(p, ".[")
-		if i < 0 {
-			break
-		}
-		p = p[:i]
+	if pos, ok := nearestPos(e.pos, path); ok {
+		return pos
 	}
 	return Pos{1, 1}
 }

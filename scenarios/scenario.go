@@ -275,9 +275,18 @@ func (s *Scenario) ParamsFor(server, tool string) map[string]*ParamRule {
 // PosOf returns the position of the field at path, or of its nearest
 // recorded parent, or the document start.
 func (s *Scenario) PosOf(path string) Pos {
+	if pos, ok := nearestPos(s.pos, path); ok {
+		return pos
+	}
+	return s.Pos
+}
+
+// nearestPos returns the position recorded for path, or for its nearest
+// recorded parent.
+func nearestPos(m map[string]Pos, path string) (Pos, bool) {
 	for p := path; p != ""; {
-		if pos, ok := s.pos[p]; ok {
-			return pos
+		if pos, ok := m[p]; ok {
+			return pos, true
 		}
 		i := strings.LastIndexAny(p, ".[")
 		if i < 0 {
@@ -285,7 +294,7 @@ func (s *Scenario) PosOf(path string) Pos {
 		}
 		p = p[:i]
 	}
-	return s.Pos
+	return Pos{}, false
 }
 
 // SuiteNames are the suites a scenario may belong to, in report order.
