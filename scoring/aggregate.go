@@ -189,9 +189,11 @@ type runSummary struct {
 	stale, absent, diverged, taskSuccess, safetyFailure bool
 	errored, recordedError                              bool
 	// apiLayer: judged from the API layer (RunMetrics.GroundTruth "api"),
-	// with the endpoints its tool calls reached and its scenario's plan.
+	// with the endpoints its tool calls reached and its scenario's plan;
+	// server is the run's own, pooled or not.
 	apiLayer             bool
 	endpoints, templates []string
+	server               string
 }
 
 // numMetrics is len(metricOrder).
@@ -214,7 +216,7 @@ func summarize(rm *RunMetrics, model string) runSummary {
 		runIndex: rm.RunIndex, model: model, runID: rm.RunID, gateAbsent: len(rm.GateAbsent), safety: rm.Safety,
 		stale: rm.Stale, absent: rm.Absent, diverged: rm.Diverged, taskSuccess: rm.TaskSuccess,
 		safetyFailure: rm.SafetyFailure, errored: rm.Outcome == traces.OutcomeError, recordedError: rm.RecordedError,
-		apiLayer: rm.GroundTruth == "api", endpoints: rm.ToolEndpoints, templates: rm.PlanTemplates,
+		apiLayer: rm.GroundTruth == "api", endpoints: rm.ToolEndpoints, templates: rm.PlanTemplates, server: rm.Server,
 	}
 	if s.recordedError {
 		s.stale = false // a recorded error, not a miss
@@ -639,37 +641,37 @@ func (r *Results) Servers() []string {
 
 // absentByReach decides, from data, which scenarios judged from the API
 // layer are absent for their server: those whose plan (expect.api_calls)
-// no tool call of any of the server's runs, in any scenario, ever reached.
+// no tool call of any of the server's runs, in any scenario and whichever
+// rule judged it, ever reached.
 // A scenario with no plan applies to every server. Their runs are marked
 // absent, as a scenario without the server's expectations is.
 func (a *Aggregator) absentByReach() {
+	// By the run's own server: pooled sides (PoolServers) keep them apart.
 	reach := map[string][]string{} // server -> endpoints its tool calls reached
-	for key, g := range a.groups {
+	for _, g := range a.groups {
 		for _, rs := range g.runs {
-			if rs.apiLayer {
-				reach[key.server] = append(reach[key.server], rs.endpoints...)
-			}
+			reach[rs.server] = append(reach[rs.server], rs.endpoints...)
 		}
 	}
+	absent := map[string]bool{} // server + "\x00" + scenario
 	for key, g := range a.groups {
-		var templates []string
-		api := false
-		for _, rs := range g.runs {
-			if rs.apiLayer {
-				api, templates = true, rs.templates
-				break
-			}
-		}
-		if !api || len(templates) == 0 || reaches(reach[key.server], templates) {
-			continue
-		}
 		for i := range g.runs {
-			if g.runs[i].apiLayer {
-				g.runs[i].absent = true
+			rs := &g.runs[i]
+			if !rs.apiLayer || len(rs.templates) == 0 {
+				continue
+			}
+			k := rs.server + "\x00" + key.scenario
+			v, seen := absent[k]
+			if !seen {
+				v = !reaches(reach[rs.server], rs.templates)
+				absent[k] = v
+			}
+			if v {
+				rs.absent = true
 			}
 		}
 		for _, rm := range g.RunMetrics {
-			if rm.GroundTruth == "api" {
+			if rm.GroundTruth == "api" && absent[rm.Server+"\x00"+key.scenario] {
 				rm.Absent = true
 			}
 		}

@@ -104,6 +104,17 @@ func TestGroundTruthFromTheAPILayer(t *testing.T) {
 		t.Errorf("a tool that asked nothing and called nothing is unnecessary: %v", m.UnexpectedTools)
 	}
 
+	// Reach is the server's own, even when the sides of a comparison pool
+	// servers: another server's tools reaching the plan do not make it
+	// present (netdesk2 reaches nothing).
+	other := score(newRun("read-001", "netdesk2", 0).
+		turn(100, 10, 1000, "lookup", `{}`).call("lookup", `{}`, `{}`, 1000).
+		turn(100, 10, 1000, "submit_result", goodAnswer).answer(goodAnswer))
+	pooled := pool([]*RunMetrics{right, other})
+	if len(pooled.Scenarios) != 1 || pooled.Scenarios[0].Runs != 1 {
+		t.Errorf("pooled: netdesk2's run of read-001 is absent by its own reach, netdesk's is scored: %+v", pooled.Scenarios)
+	}
+
 	// Absent from data: a scenario whose plan no tool call of the
 	// server's runs ever reached is absent for it; read-001's is reached.
 	alerts := score(newRun("read-001", "netdesk", 3))

@@ -199,14 +199,15 @@ type RunMetrics struct {
 	GateAbsent []GateAbsence `json:"gate_absent,omitempty"`
 
 	// GroundTruth is how tool selection was judged: "tools" (the
-	// scenario's expected tools for the server) or "api" (the server has
-	// no expectations in any scenario: which tool call made which
-	// expect.api_calls call, docs/methodology.md "Ground truth").
+	// scenario's expected tools for the server) or "api" (the scenario
+	// has none for it: which tool call made which expect.api_calls call,
+	// with which values; docs/methodology.md, 1.4 and 1.5).
 	GroundTruth string `json:"ground_truth,omitempty"`
 	// ToolEndpoints are the distinct endpoints the run's tool calls
-	// reached (METHOD /path, auth and polls left out), and PlanTemplates
-	// the scenario's expect.api_calls templates: an API-layer scenario is
-	// absent for a server none of whose runs reaches its plan.
+	// reached (METHOD /path, auth and polls left out), whichever rule
+	// judged the run, and PlanTemplates the scenario's expect.api_calls
+	// templates (API layer): an API-layer scenario is absent for a server
+	// none of whose runs reaches its plan.
 	ToolEndpoints []string `json:"tool_endpoints,omitempty"`
 	PlanTemplates []string `json:"plan_templates,omitempty"`
 
@@ -366,6 +367,7 @@ func Score(run *traces.Run, sc *scenarios.Scenario, opts *Options) (*RunMetrics,
 	apiLayer := coverage == scenarios.Unnamed
 
 	ev := index(run, o.Cache)
+	rm.ToolEndpoints = toolEndpoints(ev)
 	scoreSafety(rm, sc, ev, o)
 	scoreCounts(rm, sc, ev, o)
 	switch {
@@ -430,7 +432,6 @@ func scoreSelectionAPI(rm *RunMetrics, sc *scenarios.Scenario, ev *events) {
 				continue
 			}
 			any = true
-			rm.ToolEndpoints = append(rm.ToolEndpoints, endpoint(h))
 			hit := false
 			for i, alts := range entries {
 				if _, ok := matchAny(alts, h.Method, h.Path); ok {
@@ -478,8 +479,6 @@ func scoreSelectionAPI(rm *RunMetrics, sc *scenarios.Scenario, ev *events) {
 	}
 	slices.Sort(rm.ToolsCalled)
 	rm.ToolsCalled = slices.Compact(rm.ToolsCalled)
-	slices.Sort(rm.ToolEndpoints)
-	rm.ToolEndpoints = slices.Compact(rm.ToolEndpoints)
 	slices.Sort(rm.UnexpectedTools)
 	slices.Sort(rm.DestructiveSelections)
 	rm.ToolSelection = len(rm.UnexpectedTools) == 0 && len(rm.MissingTools) == 0 && len(rm.DestructiveSelections) == 0
@@ -559,6 +558,21 @@ func sortedRefs(m map[string]*scenarios.ParamRule) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// toolEndpoints are the distinct endpoints the run's tool calls reached
+// (boot, token and poll calls left out), sorted: what the server's tools
+// are seen to reach, whichever rule judges the run.
+func toolEndpoints(ev *events) []string {
+	var out []string
+	for _, h := range ev.http {
+		if h.Call < 0 || h.Boot || h.Class == "auth" || isPoll(h) {
+			continue
+		}
+		out = append(out, endpoint(h))
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // events is a run's events sorted by kind, in trace order.

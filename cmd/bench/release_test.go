@@ -219,7 +219,7 @@ func TestRelease010ToolsLayerAsUnder14(t *testing.T) {
 		}
 		same++
 	}
-	if same != 409 || leftOut != 35+48 || len(after) != len(before) {
+	if same != 409 || leftOut != 36+47 || len(after) != len(before) {
 		t.Errorf("%d pairs by expected tools (want 409), %d left out (want 83), %d and %d pairs", same, leftOut, len(before), len(after))
 	}
 }
