@@ -10,9 +10,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpbench/bench/internal/atomicfile"
 	"github.com/mcpbench/bench/internal/escape"
 	"github.com/mcpbench/bench/llm"
 	"github.com/mcpbench/bench/recorder"
+	"github.com/mcpbench/bench/scenarios"
 )
 
 func newServersCmd(a *app) *cobra.Command {
@@ -30,6 +32,9 @@ type serversCheckOptions struct {
 	json      bool
 	passEnv   []string
 	isolation string
+	writes    bool   // --writes: start it as write scenarios do
+	saveTools string // --save-tools FILE
+	as        string // --as NAME: the server's name in the tool list
 }
 
 func newServersCheckCmd(a *app) *cobra.Command {
@@ -48,9 +53,16 @@ start or list its tools.
 PROFILE is a servers/*.yaml file or a JSON file in the "mcpServers" format
 MCP clients use (FILE#NAME picks one of several servers).
 
+--save-tools FILE writes the tool list, input schemas included, with the
+profile's repo and SHA: bench scenarios lint --tools checks the scenarios'
+expected tools and parameter rules against it. --as names the server the
+list is for when that is not the profile's name (a router's inner tools,
+listed by its direct-mode profile, are the router server's).
+
 ` + serverEnvHelp,
 		Example: `  bench servers check servers/reference.yaml
-  bench servers check ~/.config/claude/claude_desktop_config.json#central`,
+  bench servers check ~/.config/claude/claude_desktop_config.json#central
+  bench servers check bench/server.yaml --save-tools bench/tools.json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.profile = args[0]
@@ -59,6 +71,9 @@ MCP clients use (FILE#NAME picks one of several servers).
 	}
 	cmd.Flags().StringVar(&opts.fixture, "fixture", "site-a", "fixture the fake Central serves")
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print the result as JSON")
+	cmd.Flags().BoolVar(&opts.writes, "writes", false, "start the server as write scenarios do, its writes_env set (a server may list its write tools only then)")
+	cmd.Flags().StringVar(&opts.saveTools, "save-tools", "", "write the tool list (names, descriptions, input schemas) to this file, for bench scenarios lint --tools")
+	cmd.Flags().StringVar(&opts.as, "as", "", "with --save-tools: the server's name in the list (default: the profile's)")
 	addPassEnvFlag(cmd.Flags(), &opts.passEnv)
 	addIsolationFlag(cmd.Flags(), &opts.isolation)
 	return cmd
@@ -79,6 +94,14 @@ func runServersCheck(ctx context.Context, a *app, opts *serversCheckOptions) err
 		return err
 	}
 	noteClock(a, p)
+	if opts.writes {
+		if p.Env == nil {
+			p.Env = map[string]string{}
+		}
+		for k, v := range p.WritesEnv {
+			p.Env[k] = v
+		}
+	}
 	rec := recorder.New(&recorder.Options{Harness: version, Environ: os.Environ(), PassEnv: opts.passEnv, Isolation: opts.isolation})
 	defer rec.Close()
 	res, err := rec.Check(ctx, p, opts.fixture)
@@ -97,6 +120,11 @@ func runServersCheck(ctx context.Context, a *app, opts *serversCheckOptions) err
 			egress = append(egress, e.Host)
 		} else {
 			calls++
+		}
+	}
+	if opts.saveTools != "" {
+		if err := saveToolList(a, opts, p, res.Tools); err != nil {
+			return err
 		}
 	}
 	if opts.json {
@@ -151,4 +179,24 @@ func firstLine(s string, n int) string {
 		return string([]rune(s)[:n-1]) + "…"
 	}
 	return s
+}
+
+// saveToolList writes the tool list --save-tools asks for, atomically.
+func saveToolList(a *app, opts *serversCheckOptions, p *recorder.Profile, tools []llm.Tool) error {
+	l := scenarios.ToolList{Format: scenarios.ToolListFormat, Server: p.Name, Repo: p.Repo, SHA: p.SHA}
+	if opts.as != "" {
+		l.Server, l.Profile = opts.as, p.Name
+	}
+	for _, t := range tools {
+		l.Tools = append(l.Tools, scenarios.CapturedTool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
+	}
+	data, err := json.MarshalIndent(&l, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(opts.saveTools, append(data, '\n'), 0o644); err != nil {
+		return usageErr(fmt.Errorf("--save-tools: %w", err))
+	}
+	fmt.Fprintf(a.stderr, "servers check: wrote %d tools of %s to %s\n", len(l.Tools), escape.Line(l.Server), opts.saveTools)
+	return nil
 }
