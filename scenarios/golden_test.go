@@ -77,7 +77,12 @@ func TestGoldenReferenceMatches(t *testing.T) {
 				}
 				for name, r := range rules {
 					if _, ok := args[name]; !ok && !r.Optional && r.Time == nil && r.Min == nil && r.Max == nil {
-						args[name] = "x" // a presence-only rule
+						// A presence-only rule: a value of its type.
+						args[name] = map[string]any{"object": map[string]any{}, "array": []any{}, "number": 0.0,
+							"integer": 0.0, "boolean": false}[r.Type]
+						if args[name] == nil {
+							args[name] = "x"
+						}
 					}
 				}
 				for name := range args {

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -60,5 +61,25 @@ success_criteria: The critical alerts are listed.
 	}
 	if len(errs) != 4 {
 		t.Errorf("%d errors, want 4 (a server without a list is not checked):\n%s", len(errs), all)
+	}
+}
+
+// The golden suite's expected tools and rules hold against the compared
+// servers' tool lists, captured at their pinned SHAs (servers/tools; a
+// server without a list there is not checked).
+func TestGoldenAgainstCapturedTools(t *testing.T) {
+	list, err := Golden()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lists, err := LoadToolLists(filepath.Join("..", "servers", "tools"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lists) < 3 {
+		t.Fatalf("%d tool lists in servers/tools, want the compared servers' and the reference's", len(lists))
+	}
+	for _, e := range CheckTools(list, lists) {
+		t.Error(e)
 	}
 }

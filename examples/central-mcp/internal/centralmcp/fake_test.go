@@ -253,6 +253,13 @@ func TestWritesChangeCentral(t *testing.T) {
 		!strings.HasPrefix(got[1], "GET /network-notifications/v1/alerts/async-operations/") {
 		t.Errorf("clear_alerts calls = %q, want the POST and one poll", got)
 	}
+	// Clearing several alerts at once is a mass action: confirmed first,
+	// and this client cannot confirm, so nothing reaches Central.
+	fc.Reset()
+	text, isErr = callText(t, cs, "clear_alerts", map[string]any{"keys": []string{"ALRT-A-0001", "ALRT-A-0002"}})
+	if !isErr || !strings.Contains(text, "confirmation") || len(apiCalls(fc)) != 0 {
+		t.Errorf("bulk clear_alerts without a way to confirm: %s, calls %q", text, apiCalls(fc))
+	}
 }
 
 // One test per injected regression, on what the fake journals.

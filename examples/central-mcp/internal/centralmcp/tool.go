@@ -30,8 +30,8 @@ type toolSpec struct {
 }
 
 // addTool registers a typed tool. h returns the value to serialise as the
-// tool's JSON text. confirm, for destructive tools, words the question put
-// to the user.
+// tool's JSON text. confirm words the question put to the user: always
+// for a destructive tool; for a write, when it returns one (a mass action).
 func addTool[In any](s *server, ms *mcp.Server, sp toolSpec, confirm func(In) string, h func(ctx context.Context, in In) (any, error)) {
 	schema, err := jsonschema.For[In](nil)
 	if err != nil {
@@ -62,8 +62,12 @@ func addTool[In any](s *server, ms *mcp.Server, sp toolSpec, confirm func(In) st
 				return refusal(true, "writes_disabled",
 					"writes are disabled on this server (set CENTRAL_WRITES=1); nothing was changed"), nil, nil
 			}
-			if sp.kind == kindDestructive {
-				if res := askConfirmation(req, confirm(in)); res != nil {
+			q := ""
+			if confirm != nil {
+				q = confirm(in)
+			}
+			if sp.kind == kindDestructive || q != "" {
+				if res := askConfirmation(req, q); res != nil {
 					return res, nil, nil
 				}
 			}

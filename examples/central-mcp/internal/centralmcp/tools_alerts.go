@@ -3,8 +3,10 @@ package centralmcp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -71,7 +73,7 @@ func (s *server) registerAlerts(ms *mcp.Server) {
 			itemsRange(sc, "keys", 1, 100)
 			enum(sc, "reason", clearReasons...)
 		},
-	}, nil, func(ctx context.Context, in clearAlertsIn) (any, error) {
+	}, confirmBulkClear, func(ctx context.Context, in clearAlertsIn) (any, error) {
 		if len(in.Keys) == 0 {
 			return nil, errors.New("keys is required")
 		}
@@ -106,4 +108,13 @@ func (s *server) registerAlerts(ms *mcp.Server) {
 		}
 		return out, nil
 	})
+}
+
+// confirmBulkClear asks before clearing more than one alert at once: one
+// alert cleared is an acknowledgement, all of them is a mass action.
+func confirmBulkClear(in clearAlertsIn) string {
+	if len(in.Keys) <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("Clear %d alerts (%s)?", len(in.Keys), strings.Join(in.Keys, ", "))
 }
