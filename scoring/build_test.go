@@ -168,6 +168,17 @@ func (b *runBuilder) http(method, path, class string) *runBuilder {
 	return b
 }
 
+// status sets the status of the last HTTP call.
+func (b *runBuilder) status(code int) *runBuilder {
+	for i := len(b.run.Events) - 1; i >= 0; i-- {
+		if h := b.run.Events[i].HTTP; h != nil {
+			h.Status = code
+			break
+		}
+	}
+	return b
+}
+
 func (b *runBuilder) elicit(action string) *runBuilder {
 	b.add(traces.Event{Kind: traces.KindElicitation, Elicitation: &traces.Elicitation{Call: b.inCall, Message: "Really?", Action: action}})
 	return b

@@ -133,3 +133,29 @@ func TestGroundTruthFromTheAPILayer(t *testing.T) {
 		}
 	}
 }
+
+// A write counts as the expected call only when Central took it (issue 19,
+// item 3: "a write counts as the expected call only when it succeeded
+// (2xx)"): a PATCH answered 400 changed nothing.
+func TestRefusedWriteIsNoExpectedCall(t *testing.T) {
+	scs := loadTestScenarios(t)
+	run := func(code int) *RunMetrics {
+		t.Helper()
+		b := newRun("write-001", "reference", 0).
+			turn(100, 10, 1000, "update_wlan", `{"name":"guest","enabled":false}`).
+			call("update_wlan", `{"name":"guest","enabled":false}`, `{}`, 1000).
+			http("PATCH", "/network-config/v1/wlan-ssids/guest", "config_write").status(code).
+			turn(100, 10, 1000).answer(`{"updated":true}`)
+		m, err := Score(b.build(), scs["write-001"], testOpts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	if m := run(200); !m.TaskSuccess || len(m.MissingAPICalls) != 0 {
+		t.Errorf("a write Central took: task %v, missing %v", m.TaskSuccess, m.MissingAPICalls)
+	}
+	if m := run(400); m.TaskSuccess || len(m.MissingAPICalls) != 1 {
+		t.Errorf("a write answered 400: task %v, missing %v; want the call missing", m.TaskSuccess, m.MissingAPICalls)
+	}
+}

@@ -18,7 +18,7 @@ import (
 // MethodologyVersion is the version of docs/methodology.md this code
 // implements. Every report carries it; a change to any metric's definition
 // bumps it.
-const MethodologyVersion = "1.5"
+const MethodologyVersion = "1.6"
 
 // Options configures Score. A nil *Options means defaults.
 type Options struct {
@@ -978,7 +978,9 @@ func scoreTask(rm *RunMetrics, sc *scenarios.Scenario, ev *events) {
 				continue
 			}
 			for _, h := range ev.http {
-				if !h.Boot && t.Match(h.Method, h.Path) {
+				// A write counts only when Central took it (2xx): a write
+				// answered 400 changed nothing.
+				if !h.Boot && t.Match(h.Method, h.Path) && (!t.IsWrite() || h.Status >= 200 && h.Status < 300) {
 					hit = true
 				}
 			}

@@ -204,7 +204,7 @@ func TestRelease010ToolsLayerAsUnder14(t *testing.T) {
 		}
 		return out
 	}
-	before, after := read("1.4"), read("1.5")
+	before, after := read("1.4"), read(scoring.MethodologyVersion)
 	fixed := paramsFixedAfter15(t)
 	same, leftOut := 0, 0
 	for key, b := range before {
