@@ -26,7 +26,8 @@ func OracleCovers(list []*scenarios.Scenario, server string) (covered []*scenari
 
 // OraclePlan is the reference plan of sc on server: its expected tools in
 // order, each with the arguments its parameter rules name exactly (equals,
-// or the first of one_of), and the scenario's reference result. It is what
+// or the first of one_of, or the example of a rule that names no value),
+// and the scenario's reference result. It is what
 // the oracle model follows (llm.NewOracle).
 func OraclePlan(sc *scenarios.Scenario, server string) ([]llm.PlanStep, json.RawMessage, error) {
 	tools, _ := sc.ToolsFor(server)
@@ -46,6 +47,8 @@ func OraclePlan(sc *scenarios.Scenario, server string) ([]llm.PlanStep, json.Raw
 				args[n] = r.Equals
 			case len(r.OneOf) > 0:
 				args[n] = r.OneOf[0]
+			case r.Example != nil:
+				args[n] = r.Example
 			}
 		}
 		b, err := json.Marshal(normalizeYAML(args))

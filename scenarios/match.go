@@ -39,6 +39,10 @@ type ParamRule struct {
 	Type string `yaml:"type" json:"type,omitempty"`
 	// Optional arguments may be left out; when given they must match.
 	Optional bool `yaml:"optional" json:"optional,omitempty"`
+	// Example is a value the rule accepts, for a rule that names none
+	// (a type, a range, a time window, presence): what the oracle sends.
+	// Lint checks the rule accepts it. It changes no match.
+	Example any `yaml:"example" json:"example,omitempty"`
 }
 
 // TimeRule is an accepted window for a timestamp argument. Each bound is

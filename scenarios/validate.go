@@ -370,6 +370,13 @@ func (v *validator) checkRule(p string, r *ParamRule) {
 			v.errorf(p+".equals", "the rule rejects its own value: %s", m)
 		}
 	}
+	if r.Example != nil {
+		if r.Equals != nil || len(r.OneOf) > 0 {
+			v.errorf(p+".example", "the rule names its values (equals, one_of): an example adds nothing")
+		} else if m := checkSelf(r, r.Example); m != "" {
+			v.errorf(p+".example", "the rule rejects its own example: %s", m)
+		}
+	}
 }
 
 // refNow is an arbitrary clock used only to check time rules' syntax and
