@@ -55,7 +55,7 @@ func TestBrokenManifests(t *testing.T) {
 		{"unknown_endpoint.yaml", `unknown_endpoint.yaml:13:59: broken-unknown-endpoint: expect.api_calls[0].any_of[1]: GET /network-services/v1/firmware-versions is not served by the fake Central`},
 		{"format_version.yaml", `format_version.yaml:1:9: broken-format-version: format: unsupported format 2; this bench reads format 1 (and, with no format key, the methodology's format)`},
 		{"wrong_types.yaml", `wrong_types.yaml:3:8: broken-wrong-types: suite: want a string, got a list`},
-		{"bad_values.yaml", `bad_values.yaml:26:7: Broken_Bad_Values: expect.api_calls[0]: endpoint "GET network-monitoring/v1/clients": path must start with /`},
+		{"bad_values.yaml", `bad_values.yaml:28:7: Broken_Bad_Values: expect.api_calls[0]: endpoint "GET network-monitoring/v1/clients": path must start with /`},
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {
