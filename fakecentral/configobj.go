@@ -1,6 +1,8 @@
 package fakecentral
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -32,8 +34,22 @@ func configObject(w http.ResponseWriter, rq *request, st *state) *apiError {
 			return badRequest("Invalid JSON body: %v", err)
 		}
 	}
+	generated := false
 	if name == "" && body != nil && (rq.method == "POST" || rq.method == "PUT" || rq.method == "PATCH") {
+		// The NAC service wraps the object in input (createMacRegistration_request).
+		if in, ok := body["input"].(map[string]any); ok && len(body) == 1 {
+			body = in
+		}
 		name = configKey(res, body)
+		if name == "" {
+			// A per-scope object (device-firmware, firmware-compliance) is
+			// named by the scope its query gives, not by a field.
+			name = scopedName(rq)
+		}
+		if name == "" && rq.method == "POST" && strings.HasPrefix(res, "cnac-") {
+			// The NAC service assigns the id of what it creates.
+			name, generated = generatedID(rq, res, rq.body), true
+		}
 	}
 	ok := func(msg string) {
 		writeJSON(w, 200, map[string]any{"httpStatusCode": 200, "errorCode": "SUCC_001", "message": msg, "debugId": debugID(rq)})
@@ -89,7 +105,11 @@ func configObject(w http.ResponseWriter, rq *request, st *state) *apiError {
 		for k, v := range body {
 			o[k] = v
 		}
-		setKey(res, o, name)
+		if generated {
+			o["id"] = name
+		} else if scopedName(rq) != name {
+			setKey(res, o, name)
+		}
 		c.put(name, o)
 		ok(fmt.Sprintf("%s %q created", res, name))
 	case "PUT":
@@ -100,7 +120,9 @@ func configObject(w http.ResponseWriter, rq *request, st *state) *apiError {
 		for k, v := range body {
 			o[k] = v
 		}
-		setKey(res, o, name)
+		if scopedName(rq) != name {
+			setKey(res, o, name)
+		}
 		c.put(name, o)
 		ok(fmt.Sprintf("%s %q replaced", res, name))
 	case "PATCH":
@@ -201,4 +223,25 @@ func (st *state) syncWLANs() {
 	}
 	st.wlans = out
 	st.rebuild()
+}
+
+// scopedName names a per-scope config object from its query: the scope and,
+// when given, the device function ("3753337687/CAMPUS_AP"); "" without one.
+func scopedName(rq *request) string {
+	scope := rq.query.Get("scope-id")
+	if scope == "" {
+		return ""
+	}
+	if fn := rq.query.Get("device-function"); fn != "" {
+		return scope + "/" + fn
+	}
+	return scope
+}
+
+// generatedID is the id Central gives an object created without one:
+// derived from what was sent, so the same request makes the same id.
+func generatedID(rq *request, res string, body []byte) string {
+	sum := sha256.Sum256(append([]byte(res+"\x00"+rq.query.Encode()+"\x00"), body...))
+	h := hex.EncodeToString(sum[:16])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }
