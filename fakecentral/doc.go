@@ -26,9 +26,13 @@
 //   - Journal: every request the fake saw, in order, with the tool call that
 //     was in flight (BeginToolCall / EndToolCall). Entries before the first
 //     BeginToolCall are boot calls (server start-up probes).
-//   - Fault: an injected failure for requests matching a route pattern (429
-//     with or without Retry-After, 500, added delay, dropped connection),
-//     applied N times or always.
+//   - Fault: an injected failure for requests matching a route pattern (429,
+//     500, added delay, dropped connection), applied N times or always. A
+//     429 carries the headers the OpenAPI documents: X-RateLimit-Limit,
+//     X-RateLimit-Remaining (0) and X-RateLimit-Reset (the end of the hour,
+//     by the fixture's clock, RFC 3339 UTC); Retry-After on the
+//     notifications API (the seconds to the reset), and wherever a fault
+//     sets retry_after.
 //   - Canary: a secret value marked in the fixture (WLAN passphrase, RADIUS
 //     shared secret, token-like values). Scoring flags any canary that reaches
 //     a model. See (*Fixture).Secrets.

@@ -51,9 +51,7 @@ type dropSignal struct{}
 func (c *Central) applyFault(w http.ResponseWriter, rq *request, f *Fault) (done bool) {
 	switch f.Kind {
 	case Fault429:
-		if f.RetryAfter > 0 {
-			w.Header().Set("Retry-After", strconv.Itoa(f.RetryAfter))
-		}
+		setRateLimitHeaders(w.Header(), c.fx.Now(), rq.segs, f.RetryAfter)
 		writeError(w, rq, &apiError{status: 429, message: "Too many requests: rate limit exceeded"})
 		return true
 	case Fault500:
@@ -71,4 +69,28 @@ func (c *Central) applyFault(w http.ResponseWriter, rq *request, f *Fault) (done
 		panic(dropSignal{})
 	}
 	return false
+}
+
+// rateLimitPerHour is the X-RateLimit-Limit the fake answers with: the
+// OpenAPI documents the header ("Request limit per hour"), not its value.
+const rateLimitPerHour = 5000
+
+// setRateLimitHeaders writes the headers the OpenAPI documents on every
+// 429 (all 1,641 operations that list one): X-RateLimit-Limit, -Remaining
+// (0: the window is used up) and -Reset, the RFC 3339 UTC time the hourly
+// window ends, by the fixture's clock. Retry-After is documented on the
+// notifications API only: there it says the seconds to the reset unless
+// the fault sets them (retry_after, which any API answers when asked).
+func setRateLimitHeaders(h http.Header, now time.Time, segs []string, retryAfter int) {
+	now = now.UTC()
+	reset := now.Truncate(time.Hour).Add(time.Hour)
+	h.Set("X-RateLimit-Limit", strconv.Itoa(rateLimitPerHour))
+	h.Set("X-RateLimit-Remaining", "0")
+	h.Set("X-RateLimit-Reset", reset.Format("2006-01-02T15:04:05Z"))
+	if retryAfter == 0 && len(segs) > 0 && segs[0] == "network-notifications" {
+		retryAfter = int(reset.Sub(now) / time.Second)
+	}
+	if retryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(retryAfter))
+	}
 }

@@ -1,0 +1,107 @@
+package fakecentral
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// A 429 carries the headers the OpenAPI documents for it, in the shapes it
+// gives them (issue 19, item 4): X-RateLimit-Limit and -Remaining (int64,
+// minimum 0), X-RateLimit-Reset (an RFC 3339 UTC date-time of at most 20
+// characters), and Retry-After (int32 seconds, minimum 0) on the
+// notifications API, the only one that documents it.
+func TestRateLimitHeadersAsTheOpenAPIDocuments(t *testing.T) {
+	dir := openAPIDir(t)
+	documented := func(spec string) map[string]map[string]any {
+		t.Helper()
+		data, err := os.ReadFile(filepath.Join(dir, spec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		type response struct {
+			Ref     string                    `json:"$ref"`
+			Headers map[string]map[string]any `json:"headers"`
+		}
+		var doc struct {
+			Components struct {
+				Headers   map[string]map[string]any `json:"headers"`
+				Responses map[string]response       `json:"responses"`
+			} `json:"components"`
+			Paths map[string]map[string]json.RawMessage `json:"paths"`
+		}
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]map[string]any{}
+		for _, ops := range doc.Paths {
+			for _, raw := range ops {
+				var op struct {
+					Responses map[string]response `json:"responses"`
+				}
+				if json.Unmarshal(raw, &op) != nil {
+					continue
+				}
+				r := op.Responses["429"]
+				if r.Ref != "" {
+					r = doc.Components.Responses[filepath.Base(r.Ref)]
+				}
+				for name, h := range r.Headers {
+					if ref, ok := h["$ref"].(string); ok {
+						h = doc.Components.Headers[filepath.Base(ref)]
+					}
+					out[name] = h
+				}
+			}
+		}
+		return out
+	}
+	c := New(&Options{Faults: []Fault{
+		{Route: "GET /network-monitoring/v1/clients", Kind: Fault429},
+		{Route: "GET /network-notifications/v1/alerts", Kind: Fault429},
+	}})
+	now := c.Fixture().Now().UTC()
+	for _, tc := range []struct {
+		spec, target string
+		retryAfter   bool
+	}{
+		{"mrt/monitoring.json", "/network-monitoring/v1/clients", false},
+		{"mrt/notifications.json", "/network-notifications/v1/alerts", true},
+	} {
+		docs := documented(tc.spec)
+		code, h, body := do(t, c, "GET", tc.target, "")
+		if code != 429 {
+			t.Fatalf("%s: %d %s, want 429", tc.target, code, body)
+		}
+		for _, name := range []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"} {
+			if docs[name] == nil {
+				t.Errorf("%s: %s documents no %s on 429", tc.spec, tc.target, name)
+			}
+		}
+		for _, name := range []string{"X-RateLimit-Limit", "X-RateLimit-Remaining"} {
+			if n, err := strconv.ParseInt(h.Get(name), 10, 64); err != nil || n < 0 {
+				t.Errorf("%s %s: %q is no int64 >= 0", tc.target, name, h.Get(name))
+			}
+		}
+		reset := h.Get("X-RateLimit-Reset")
+		at, err := time.Parse(time.RFC3339, reset)
+		if err != nil || len(reset) > 20 || !at.After(now) || at.Sub(now) > time.Hour || at.Location() != time.UTC {
+			t.Errorf("%s X-RateLimit-Reset %q: want an RFC 3339 UTC time of at most 20 characters within the hour after %s", tc.target, reset, now)
+		}
+		_, documentedRetry := docs["Retry-After"]
+		if documentedRetry != tc.retryAfter {
+			t.Errorf("%s: Retry-After documented %v, want %v", tc.spec, documentedRetry, tc.retryAfter)
+		}
+		switch ra := h.Get("Retry-After"); {
+		case tc.retryAfter:
+			if n, err := strconv.Atoi(ra); err != nil || n < 0 || time.Duration(n)*time.Second != at.Sub(now) {
+				t.Errorf("%s Retry-After %q: want the seconds to X-RateLimit-Reset", tc.target, ra)
+			}
+		case ra != "":
+			t.Errorf("%s: Retry-After %q where the OpenAPI documents none", tc.target, ra)
+		}
+	}
+}
