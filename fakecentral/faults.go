@@ -10,6 +10,7 @@ type faultState struct {
 	Fault
 	pat  Pattern
 	left int // remaining applications; -1 = unlimited
+	seen int // matching requests let through so far (Fault.After)
 }
 
 func armFaults(fs []Fault) []faultState {
@@ -31,6 +32,10 @@ func (c *Central) takeFault(method string, segs []string) *Fault {
 	for i := range c.faults {
 		f := &c.faults[i]
 		if f.left == 0 || !f.pat.Match(method, segs) {
+			continue
+		}
+		if f.seen < f.After {
+			f.seen++ // the rate limit is not spent yet
 			continue
 		}
 		if f.left > 0 {

@@ -82,6 +82,7 @@ type Fault struct {
 	RetryAfter int           `json:"retry_after,omitempty" yaml:"retry_after,omitempty"` // seconds, 429 only
 	Delay      time.Duration `json:"delay,omitempty" yaml:"delay,omitempty"`             // FaultDelay only
 	Times      int           `json:"times,omitempty" yaml:"times,omitempty"`             // 0 = every matching request
+	After      int           `json:"after,omitempty" yaml:"after,omitempty"`             // matching requests let through first
 }
 
 func (o *Options) withDefaults() Options {

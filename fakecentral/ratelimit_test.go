@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -103,5 +104,26 @@ func TestRateLimitHeadersAsTheOpenAPIDocuments(t *testing.T) {
 		case ra != "":
 			t.Errorf("%s: Retry-After %q where the OpenAPI documents none", tc.target, ra)
 		}
+	}
+}
+
+// A rate limit spent after N calls: the first N matching requests are
+// served, the next Times answer 429 with the documented headers, and the
+// fake's clock, not a sleep, decides the reset.
+func TestRateLimitAfterNCalls(t *testing.T) {
+	c := New(&Options{Faults: []Fault{{Route: "GET /network-notifications/v1/alerts", Kind: Fault429, After: 2, Times: 1}}})
+	var codes []int
+	for range 4 {
+		code, h, _ := do(t, c, "GET", "/network-notifications/v1/alerts", "")
+		codes = append(codes, code)
+		if code == 429 && (h.Get("X-RateLimit-Remaining") != "0" || h.Get("Retry-After") == "") {
+			t.Errorf("the 429 lacks its headers: %v", h)
+		}
+	}
+	if want := []int{200, 200, 429, 200}; !slices.Equal(codes, want) {
+		t.Errorf("statuses %v, want %v: two served, one throttled, then the window is reset", codes, want)
+	}
+	if code, _, _ := do(t, c, "GET", "/network-monitoring/v1/clients", ""); code != 200 {
+		t.Errorf("another API family is not throttled: %d", code)
 	}
 }

@@ -1035,7 +1035,7 @@ func faultsOf(list []scenarios.Fault) []fakecentral.Fault {
 		if f.Status == 429 {
 			k = fakecentral.Fault429
 		}
-		out = append(out, fakecentral.Fault{Route: f.Route, Kind: k, Times: f.Times})
+		out = append(out, fakecentral.Fault{Route: f.Route, Kind: k, Times: f.Times, After: f.After, RetryAfter: f.RetryAfter})
 	}
 	return out
 }

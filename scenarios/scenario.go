@@ -174,11 +174,18 @@ type CallSet struct {
 }
 
 // Fault asks the fake Central to fail a route: answer status for the first
-// Times calls (0: every call).
+// Times calls (0: every call), after letting After calls through.
 type Fault struct {
 	Route  string `yaml:"route" json:"route"`
 	Status int    `yaml:"status" json:"status"`
 	Times  int    `yaml:"times" json:"times,omitempty"`
+	// After lets the first After matching calls through before the fault
+	// applies: with status 429, a rate limit spent after After calls.
+	After int `yaml:"after" json:"after,omitempty"`
+	// RetryAfter, with status 429, is the Retry-After the fake answers,
+	// in seconds (default: the notifications API's, the seconds to the
+	// window's reset; none elsewhere, as the OpenAPI documents).
+	RetryAfter int `yaml:"retry_after" json:"retry_after,omitempty"`
 }
 
 // Turns returns the scenario's turn budget.

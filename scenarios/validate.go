@@ -605,6 +605,12 @@ func (v *validator) checkFaults() {
 		if f.Times < 0 {
 			v.errorf(p+".times", "%d: want 0 (every call) or more", f.Times)
 		}
+		if f.After < 0 {
+			v.errorf(p+".after", "%d: want the calls let through first, 0 or more", f.After)
+		}
+		if f.RetryAfter < 0 || f.RetryAfter > 0 && f.Status != 429 {
+			v.errorf(p+".retry_after", "%d: want seconds, 0 or more, with status 429", f.RetryAfter)
+		}
 	}
 }
 
