@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -23,6 +24,7 @@ type fakeServeOptions struct {
 	clientSecret string
 	force401     int
 	asyncPolls   int
+	rateLimits   []string // ROUTE=N
 	quiet        bool
 }
 
@@ -80,6 +82,7 @@ fixture.yaml; see fakecentral/fixtures/README.md for every entity id.`,
 	f.StringVar(&opts.clientSecret, "client-secret", "", "the secret that goes with --client-id")
 	intVarMin(f, &opts.force401, "force-401", 0, 0, "answer the first N authenticated API requests with 401 (exercises token refresh)")
 	intVarMin(f, &opts.asyncPolls, "async-polls", 0, 0, "polls of an async operation that answer RUNNING before COMPLETED")
+	f.StringArrayVar(&opts.rateLimits, "rate-limit", nil, `ROUTE=N: answer 429, with the documented rate-limit headers, once N calls matching ROUTE were served ("GET /network-notifications/*=5"; repeatable)`)
 	f.BoolVar(&opts.quiet, "quiet", false, "do not log requests")
 	fake.AddCommand(serve)
 	return fake
@@ -110,6 +113,14 @@ func runFakeServe(ctx context.Context, a *app, opts fakeServeOptions) error {
 	}
 	fo := &fakecentral.Options{Fixture: fx, ClientID: opts.clientID, ClientSecret: opts.clientSecret,
 		Force401: opts.force401, AsyncPolls: opts.asyncPolls}
+	for _, rl := range opts.rateLimits {
+		route, n, ok := strings.Cut(rl, "=")
+		calls, err := strconv.Atoi(n)
+		if !ok || err != nil || calls < 0 || strings.TrimSpace(route) == "" {
+			return usageErr(fmt.Errorf("fake serve: --rate-limit %q: want ROUTE=N, such as \"GET /network-notifications/*=5\"", rl))
+		}
+		fo.Faults = append(fo.Faults, fakecentral.Fault{Route: strings.TrimSpace(route), Kind: fakecentral.Fault429, After: calls})
+	}
 	if !opts.quiet {
 		fo.Log = &lockedWriter{w: a.stderr}
 	}

@@ -54,7 +54,7 @@ func TestFakeServe(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
 	go func() {
-		done <- runWith(ctx, a, []string{"fake", "serve", "--fixture", "incident", "--journal", journal})
+		done <- runWith(ctx, a, []string{"fake", "serve", "--fixture", "incident", "--journal", journal, "--rate-limit", "GET /network-monitoring/v1/aps=1"})
 	}()
 
 	vals := map[string]string{}
@@ -91,6 +91,12 @@ func TestFakeServe(t *testing.T) {
 		t.Fatalf("GET aps: %v %v", err, resp)
 	}
 	resp.Body.Close()
+	// --rate-limit: the second call is throttled, with the documented headers.
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 429 || resp.Header.Get("X-RateLimit-Remaining") != "0" || resp.Header.Get("X-RateLimit-Reset") == "" {
+		t.Fatalf("GET aps past the rate limit: %v %v", err, resp)
+	}
+	resp.Body.Close()
 	// Each request is logged in one line on stderr.
 	<-stderr.lines
 	if l := <-stderr.lines; !strings.Contains(l, "GET /network-monitoring/v1/aps -> 200") {
@@ -109,7 +115,7 @@ func TestFakeServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Fixture != "incident" || len(entries) != 2 || entries[1].Path != "/network-monitoring/v1/aps" {
+	if h.Fixture != "incident" || len(entries) != 3 || entries[1].Path != "/network-monitoring/v1/aps" || entries[2].Status != 429 {
 		t.Errorf("journal header %+v, %d entries", h, len(entries))
 	}
 	if _, err := os.Stat(vals["CA_FILE"]); !os.IsNotExist(err) {
@@ -122,6 +128,7 @@ func TestFakeServeBadInput(t *testing.T) {
 		{"fake", "serve", "--fixture", "no-such-fixture"},
 		{"fake", "serve", "--addr", "0.0.0.0:0"},
 		{"fake", "serve", "--client-id", "x"},
+		{"fake", "serve", "--rate-limit", "GET /network-monitoring/v1/aps"},
 	} {
 		code, _, stderr := runBench(t, args...)
 		if code != exitInvalidInput {
