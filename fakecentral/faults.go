@@ -80,12 +80,17 @@ func (c *Central) applyFault(w http.ResponseWriter, rq *request, f *Fault) (done
 // OpenAPI documents the header ("Request limit per hour"), not its value.
 const rateLimitPerHour = 5000
 
+// defaultRetryAfter is the notifications API's Retry-After, in seconds:
+// the OpenAPI's example.
+const defaultRetryAfter = 60
+
 // setRateLimitHeaders writes the headers the OpenAPI documents on every
 // 429 (all 1,641 operations that list one): X-RateLimit-Limit, -Remaining
 // (0: the window is used up) and -Reset, the RFC 3339 UTC time the hourly
 // window ends, by the fixture's clock. Retry-After is documented on the
-// notifications API only: there it says the seconds to the reset unless
-// the fault sets them (retry_after, which any API answers when asked).
+// notifications API only: there it is the OpenAPI's example, 60 seconds,
+// unless the fault sets it (retry_after, which any API answers when asked;
+// retry_after: 1 keeps a run that honours it short).
 func setRateLimitHeaders(h http.Header, now time.Time, segs []string, retryAfter int) {
 	now = now.UTC()
 	reset := now.Truncate(time.Hour).Add(time.Hour)
@@ -93,7 +98,7 @@ func setRateLimitHeaders(h http.Header, now time.Time, segs []string, retryAfter
 	h.Set("X-RateLimit-Remaining", "0")
 	h.Set("X-RateLimit-Reset", reset.Format("2006-01-02T15:04:05Z"))
 	if retryAfter == 0 && len(segs) > 0 && segs[0] == "network-notifications" {
-		retryAfter = int(reset.Sub(now) / time.Second)
+		retryAfter = defaultRetryAfter
 	}
 	if retryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(retryAfter))
