@@ -335,6 +335,13 @@ func (c *Central) record(e Entry) {
 func (c *Central) dispatch(w *recorder, rq *request, e *Entry) {
 	if rq.path == "/oauth2/token" || rq.path == "/as/token.oauth2" {
 		e.Class, e.Route, e.Source = ClassAuth, "POST "+rq.path, "auth"
+		// The token endpoint can be throttled too (a fault on its route).
+		if f := c.takeFault(rq.method, rq.segs); f != nil {
+			e.Fault = string(f.Kind)
+			if done := c.applyFault(w, rq, f); done {
+				return
+			}
+		}
 		c.serveToken(w, rq)
 		return
 	}

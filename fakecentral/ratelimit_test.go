@@ -2,10 +2,12 @@ package fakecentral
 
 import (
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -126,5 +128,25 @@ func TestRateLimitAfterNCalls(t *testing.T) {
 	}
 	if code, _, _ := do(t, c, "GET", "/network-monitoring/v1/clients", ""); code != 200 {
 		t.Errorf("another API family is not throttled: %d", code)
+	}
+}
+
+// The token endpoint can be throttled like any route: a server that asks
+// for a token too often is told so, with the same headers.
+func TestTokenEndpointRateLimit(t *testing.T) {
+	c := New(&Options{Faults: []Fault{{Route: "POST /oauth2/token", Kind: Fault429, After: 1}}})
+	var codes []int
+	for range 2 {
+		r := httptest.NewRequest("POST", "/oauth2/token", strings.NewReader("grant_type=client_credentials&client_id=a&client_secret=b"))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		w := httptest.NewRecorder()
+		c.ServeHTTP(w, r)
+		codes = append(codes, w.Code)
+		if w.Code == 429 && w.Header().Get("X-RateLimit-Reset") == "" {
+			t.Errorf("a throttled token request lacks the rate-limit headers: %v", w.Header())
+		}
+	}
+	if !slices.Equal(codes, []int{200, 429}) {
+		t.Errorf("token statuses %v, want [200 429]", codes)
 	}
 }
