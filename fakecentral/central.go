@@ -260,7 +260,7 @@ func (c *Central) serve(w http.ResponseWriter, r *http.Request, host string) {
 		sum := sha256.Sum256(body)
 		e.BodySHA256 = hex.EncodeToString(sum[:])
 	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead && path != "/oauth2/token" && path != "/as/token.oauth2" {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead && !isTokenPath(path) {
 		c.mu.Lock()
 		c.dirty = true
 		c.mu.Unlock()
@@ -333,16 +333,12 @@ func (c *Central) record(e Entry) {
 }
 
 func (c *Central) dispatch(w *recorder, rq *request, e *Entry) {
-	if rq.path == "/oauth2/token" || rq.path == "/as/token.oauth2" {
-		e.Class, e.Route, e.Source = ClassAuth, "POST "+rq.path, "auth"
+	if isTokenPath(rq.path) {
 		// The token endpoint can be throttled too (a fault on its route).
-		if f := c.takeFault(rq.method, rq.segs); f != nil {
-			e.Fault = string(f.Kind)
-			if done := c.applyFault(w, rq, f); done {
-				return
-			}
+		e.Class, e.Route, e.Source = ClassAuth, "POST "+rq.path, "auth"
+		if !c.faulted(w, rq, e) {
+			c.serveToken(w, rq)
 		}
-		c.serveToken(w, rq)
 		return
 	}
 	rt, params := findRoute(rq.method, rq.segs)
@@ -389,11 +385,8 @@ func (c *Central) dispatch(w *recorder, rq *request, e *Entry) {
 		writeError(w, rq, &apiError{status: 401, code: "HPE_GL_ERROR_UNAUTHORIZED", message: "Unauthorized: the access token has expired"})
 		return
 	}
-	if f := c.takeFault(rq.method, rq.segs); f != nil {
-		e.Fault = string(f.Kind)
-		if done := c.applyFault(w, rq, f); done {
-			return
-		}
+	if c.faulted(w, rq, e) {
+		return
 	}
 	switch {
 	case rt != nil:

@@ -29,7 +29,7 @@ var diagnosticActions = map[string]bool{
 func Classify(method, path string) Class {
 	method = strings.ToUpper(method)
 	segs := splitPath(path)
-	if len(segs) > 0 && (path == "/oauth2/token" || path == "/as/token.oauth2") {
+	if len(segs) > 0 && isTokenPath(path) {
 		return ClassAuth
 	}
 	switch method {
@@ -139,6 +139,9 @@ const (
 // else FromCatalog if any documented route matches, else NotServed.
 func Serves(pattern string) Coverage {
 	p := ParsePattern(pattern)
+	if (p.Method == "*" || p.Method == "POST") && isTokenPath("/"+strings.Join(p.Segs, "/")) {
+		return Modelled // the token endpoint, Central's and the SSO's
+	}
 	best := NotServed
 	for _, r := range modelledRoutes() {
 		if (p.Method == "*" || r.method == "*" || p.Method == r.method) && (matchSegs(p.Segs, r.segs, true) || matchSegs(r.segs, p.Segs, true)) {
@@ -153,3 +156,7 @@ func Serves(pattern string) Coverage {
 	}
 	return best
 }
+
+// isTokenPath reports the token endpoint: Central's and the GreenLake SSO
+// path the fake answers too.
+func isTokenPath(path string) bool { return path == "/oauth2/token" || path == "/as/token.oauth2" }

@@ -47,6 +47,17 @@ func (c *Central) takeFault(method string, segs []string) *Fault {
 	return nil
 }
 
+// faulted applies the first armed fault that matches the request and
+// reports whether it answered it (a delay lets it be served after).
+func (c *Central) faulted(w http.ResponseWriter, rq *request, e *Entry) bool {
+	f := c.takeFault(rq.method, rq.segs)
+	if f == nil {
+		return false
+	}
+	e.Fault = string(f.Kind)
+	return c.applyFault(w, rq, f)
+}
+
 // errDropped makes serve abort the connection after journaling.
 type dropSignal struct{}
 

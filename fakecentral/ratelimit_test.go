@@ -149,4 +149,10 @@ func TestTokenEndpointRateLimit(t *testing.T) {
 	if !slices.Equal(codes, []int{200, 429}) {
 		t.Errorf("token statuses %v, want [200 429]", codes)
 	}
+	// So a scenario's fault on it lints: the fake serves both token paths.
+	for _, p := range []string{"POST /oauth2/token", "POST /as/token.oauth2"} {
+		if got := Serves(p); got != Modelled {
+			t.Errorf("Serves(%q) = %s, want %s", p, got, Modelled)
+		}
+	}
 }

@@ -42,6 +42,9 @@ func newTestCatalog() *testCatalog {
 			{"POST /network-troubleshooting/v1/aps/{serial-number}/disconnectUserByMacAddress", ClassWrite},
 			{"POST /network-config/v1/sites", ClassConfigWrite},
 			{"DELETE /network-config/v1/sites/{scope-id}", ClassDestructive},
+			// The token endpoint, as the fake serves it (fakecentral.Serves).
+			{"POST /oauth2/token", "auth"},
+			{"POST /as/token.oauth2", "auth"},
 		},
 	}
 }

@@ -198,10 +198,11 @@ func (e *Expectations) Attach(list []*Scenario) ([]*Scenario, error) {
 		}
 		c := *s
 		c.overlay = make(map[string]*Expectation, len(s.overlay)+1)
+		c.overlayFile = make(map[string]*Expectations, len(s.overlay)+1)
 		for k, v := range s.overlay {
-			c.overlay[k] = v
+			c.overlay[k], c.overlayFile[k] = v, s.overlayFile[k]
 		}
-		c.overlay[e.Server] = x
+		c.overlay[e.Server], c.overlayFile[e.Server] = x, e
 		out[i] = &c
 	}
 	return out, nil

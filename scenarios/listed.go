@@ -158,9 +158,8 @@ func mapListedEntry(e *yaml.Node, fixtureDefault string) *listedEntry {
 	if k, v := takeKey(e, "notes"); k != nil && v.Kind == yaml.ScalarNode {
 		notes = append(notes, v.Value)
 	}
-	if k, v := takeKey(e, "fixture_entities"); k != nil {
+	if k, _ := takeKey(e, "fixture_entities"); k != nil {
 		note(k, "fixture_entities", "free text, not checked against the fixture (bench's entities: field is checked)")
-		_ = v
 	}
 	// write_gate: a narrative per server in this layout; allowed_tools
 	// carries the gate itself.

@@ -120,6 +120,8 @@ type Scenario struct {
 	// (expectations.go), by server: read before the fields above, and no
 	// part of the definition (nor of its hash).
 	overlay map[string]*Expectation
+	// overlayFile is the expectations file each overlay entry came from.
+	overlayFile map[string]*Expectations
 	// dialect are fields of another manifest layout read differently or
 	// not at all (listed.go): lint warnings.
 	dialect []dialectNote

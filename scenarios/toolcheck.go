@@ -158,31 +158,28 @@ func CheckTools(list []*Scenario, lists []*ToolList) ErrorList {
 			}
 			schemas := byServer[server]
 			for i, tool := range tools {
-				path := fmt.Sprintf("expected_tools.%s[%d]", server, i)
 				sch := schemas[tool]
 				if sch == nil {
-					errs = append(errs, s.errAt(path, "%s has no tool %q (%s)", server, tool, source[server]))
+					errs = append(errs, s.expectErr(server, tool, i, "", "%s has no tool %q (%s)", server, tool, source[server]))
 					continue
 				}
-				key := paramsKey(s, server, tool)
 				rules := s.ParamsFor(server, tool)
 				for _, req := range sch.Required {
 					if _, ok := rules[req]; !ok {
-						errs = append(errs, s.errAt(orPath(key, path), "%s's %s requires %q: the rules give no value for it (%s)", server, tool, req, source[server]))
+						errs = append(errs, s.expectErr(server, tool, i, "*", "%s's %s requires %q: the rules give no value for it (%s)", server, tool, req, source[server]))
 					}
 				}
 				for _, name := range sortedKeys(rules) {
-					p := key + "." + name
 					prop, known := sch.Properties[name]
 					if !known && sch.Properties != nil {
-						errs = append(errs, s.errAt(p, "%s's %s takes no argument %q (it takes %s)", server, tool, name, strings.Join(sortedKeys(sch.Properties), ", ")))
+						errs = append(errs, s.expectErr(server, tool, i, name, "%s's %s takes no argument %q (it takes %s)", server, tool, name, strings.Join(sortedKeys(sch.Properties), ", ")))
 						continue
 					}
 					enum, closed := sch.enumOf(prop, 0)
 					if r := rules[name]; r != nil && closed {
 						for _, v := range ruleValues(r) {
 							if !inEnum(v, enum, r.Normalize) {
-								errs = append(errs, s.errAt(p, "%s's %s takes %s for %q, not %s", server, tool, show(enum), name, show(v)))
+								errs = append(errs, s.expectErr(server, tool, i, name, "%s's %s takes %s for %q, not %s", server, tool, show(enum), name, show(v)))
 							}
 						}
 					}
@@ -194,26 +191,40 @@ func CheckTools(list []*Scenario, lists []*ToolList) ErrorList {
 	return errs
 }
 
-// paramsKey is the expected_params key the rules of tool on server come
-// from ("server/tool" or "tool"), or "" when there are none.
-func paramsKey(s *Scenario, server, tool string) string {
-	if x := s.overlay[server]; x != nil {
-		return ""
+// expectErr is an error where the expectation of server's i-th tool is
+// written: param "" is the tool itself, "*" its rule set, else that rule.
+// That is the scenario's own expected_tools and expected_params, or the
+// expectations file beside the server's profile.
+func (s *Scenario) expectErr(server, tool string, i int, param, format string, args ...any) *Error {
+	msg := fmt.Sprintf(format, args...)
+	if e := s.overlayFile[server]; e != nil {
+		path := fmt.Sprintf("scenarios.%s.tools[%d]", s.ID, i)
+		switch param {
+		case "":
+		case "*":
+			if _, ok := s.overlay[server].Params[tool]; ok {
+				path = "scenarios." + s.ID + ".params." + tool
+			}
+		default:
+			path = "scenarios." + s.ID + ".params." + tool + "." + param
+		}
+		return &Error{File: e.File, Pos: e.posOf(path), Field: path, ID: s.ID, Msg: msg}
 	}
+	path := fmt.Sprintf("expected_tools.%s[%d]", server, i)
+	key := ""
 	if _, ok := s.ExpectedParams[server+"/"+tool]; ok {
-		return "expected_params." + server + "/" + tool
+		key = "expected_params." + server + "/" + tool
+	} else if _, ok := s.ExpectedParams[tool]; ok {
+		key = "expected_params." + tool
 	}
-	if _, ok := s.ExpectedParams[tool]; ok {
-		return "expected_params." + tool
+	switch {
+	case param == "" || key == "":
+	case param == "*":
+		path = key
+	default:
+		path = key + "." + param
 	}
-	return ""
-}
-
-func orPath(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
+	return s.errAt(path, "%s", msg)
 }
 
 // ruleValues are the exact values a rule names (equals, or each of

@@ -83,3 +83,46 @@ func TestGoldenAgainstCapturedTools(t *testing.T) {
 		t.Error(e)
 	}
 }
+
+// A maintainer's expectations file is checked against their server's tool
+// list, and its errors name the expectations file, not the golden suite.
+func TestCheckToolsOnExpectations(t *testing.T) {
+	list, err := Golden()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := ParseExpectations("bench/expectations.yaml", []byte(`format: 1
+server: netdesk
+scenarios:
+  alerts-001:
+    tools: [active_alerts, site_summary]
+    params:
+      active_alerts:
+        level: Critical
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if list, err = e.Attach(list); err != nil {
+		t.Fatal(err)
+	}
+	lists := []*ToolList{{Format: 1, Server: "netdesk", File: "bench/tools.json", Tools: []CapturedTool{{Name: "active_alerts",
+		InputSchema: json.RawMessage(`{"type":"object","required":["severity"],"properties":{"severity":{"enum":["Critical","Major"]}}}`)}}}}
+	var got []string
+	for _, e := range CheckTools(list, lists) {
+		got = append(got, e.Error())
+	}
+	all := strings.Join(got, "\n")
+	for _, want := range []string{
+		`bench/expectations.yaml:5:28: alerts-001: scenarios.alerts-001.tools[1]: netdesk has no tool "site_summary"`,
+		`bench/expectations.yaml:8:9: alerts-001: scenarios.alerts-001.params.active_alerts: netdesk's active_alerts requires "severity"`,
+		`bench/expectations.yaml:8:16: alerts-001: scenarios.alerts-001.params.active_alerts.level: netdesk's active_alerts takes no argument "level"`,
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("want %q in:\n%s", want, all)
+		}
+	}
+	if len(got) != 3 {
+		t.Errorf("%d errors, want 3:\n%s", len(got), all)
+	}
+}

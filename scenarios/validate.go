@@ -596,7 +596,7 @@ func (v *validator) checkFaults() {
 		e, err := ParseTemplate(f.Route)
 		if err != nil {
 			v.errorf(p+".route", "%v", err)
-		} else if v.cat != nil && !v.cat.Serves(e.Method, e.Path) && !isTokenRoute(e) {
+		} else if v.cat != nil && !v.cat.Serves(e.Method, e.Path) {
 			v.errorf(p+".route", "%s is not served by the fake Central", e)
 		}
 		if f.Status < 100 || f.Status > 599 {
@@ -814,10 +814,4 @@ func cutLast(s, sep string) (before, after string, found bool) {
 		return s, "", false
 	}
 	return s[:i], s[i+len(sep):], true
-}
-
-// isTokenRoute reports a fault on the token endpoint (Central's, or the
-// GreenLake SSO path the fake answers too): it can be throttled as well.
-func isTokenRoute(e Endpoint) bool {
-	return e.Method == "POST" && (e.Path == "/oauth2/token" || e.Path == "/as/token.oauth2")
 }

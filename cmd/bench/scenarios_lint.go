@@ -17,6 +17,7 @@ type scenariosLintOptions struct {
 	config string   // stages file to check alongside, over the built-in stages; "" skips it
 	noFake bool     // skip the checks against the fake Central
 	tools  []string // captured tool lists to check expected tools and rules against
+	expect []string // expectations files, checked too (against the tool lists with --tools)
 }
 
 func newScenariosLintCmd(a *app) *cobra.Command {
@@ -40,7 +41,9 @@ fail the lint.
 tool lists, captured with bench servers check --save-tools (a file, or a
 directory of them): a tool the server does not list, a required argument no
 rule gives a value for, an argument the tool does not take, a value outside
-its enum. The compared servers' lists are in servers/tools/.`,
+its enum. The compared servers' lists are in servers/tools/. --expectations
+adds a server's expectations file (docs/scenarios.md): its errors name that
+file, and with --tools its rules are checked against the server's list.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.paths = args
 			opts.config = config
@@ -55,6 +58,7 @@ its enum. The compared servers' lists are in servers/tools/.`,
 	cmd.Flags().StringVar(&config, "config", "", "stages file to check, read over the built-in stages (default: ./bench.yaml when it exists)")
 	cmd.Flags().BoolVar(&opts.noFake, "no-fake", false, "skip fixture, entity and route checks against the fake Central")
 	cmd.Flags().StringSliceVar(&opts.tools, "tools", nil, "check expected tools and parameter rules against these captured tool lists (files or directories; repeatable)")
+	cmd.Flags().StringSliceVar(&opts.expect, "expectations", nil, "a server's expectations file (docs/scenarios.md) to check with the scenarios, and with --tools against its tool list (repeatable)")
 	return cmd
 }
 
@@ -66,6 +70,13 @@ func runScenariosLint(a *app, opts *scenariosLintOptions) error {
 	}
 	warnings, err := scenarios.Lint(list, vopts)
 	errs = append(errs, asErrorList(err)...)
+	for _, path := range opts.expect {
+		attached, err := attachExpectations(list, path)
+		if err != nil {
+			return err
+		}
+		list = attached
+	}
 	if len(opts.tools) > 0 {
 		lists, err := scenarios.LoadToolLists(opts.tools...)
 		if err != nil {
