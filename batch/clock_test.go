@@ -64,7 +64,7 @@ env:
 }
 
 func oracleModel(sc *scenarios.Scenario) (llm.Model, error) {
-	plan, result, err := recorder.OraclePlan(sc, "clock")
+	plan, result, err := recorder.OraclePlan(sc, "clock", nil, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ func TestMethodologyManifestRecordsAndReplays(t *testing.T) {
 	}
 	store, p := openStore(t), reference(t)
 	oracle := func(sc *scenarios.Scenario) (llm.Model, error) {
-		plan, result, err := recorder.OraclePlan(sc, "reference")
+		plan, result, err := recorder.OraclePlan(sc, "reference", nil, nil)
 		if err != nil {
 			return nil, err
 		}

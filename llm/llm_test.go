@@ -200,6 +200,47 @@ func TestOracle(t *testing.T) {
 	}
 }
 
+// TestOracleThroughRoutes: a step whose tool is not offered is made through
+// the first of its routes that is; none offered is an error naming them.
+func TestOracleThroughRoutes(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object"}`)
+	step := PlanStep{Tool: "find_client", Arguments: json.RawMessage(`{"mac":"aa"}`), Via: []PlanStep{
+		{Tool: "invoke_read_tool", Arguments: json.RawMessage(`{"name":"find_client","arguments":{"mac":"aa"}}`)},
+		{Tool: "execute", Arguments: json.RawMessage(`{"code":"return await call_tool(\"find_client\", {\"mac\": \"aa\"})"}`)},
+	}}
+	o, err := NewOracle([]PlanStep{step}, json.RawMessage(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		offered []string
+		want    int // index into step.Via; -1: the step itself
+	}{{[]string{"find_client", "invoke_read_tool"}, -1}, {[]string{"execute", "invoke_read_tool"}, 0}, {[]string{"execute"}, 1}} {
+		req := &Request{Messages: []Message{{Role: RoleUser, Content: "where is aa?"}}}
+		for _, n := range c.offered {
+			req.Tools = append(req.Tools, Tool{Name: n, InputSchema: schema})
+		}
+		resp, err := o.Generate(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := step
+		if c.want >= 0 {
+			want = step.Via[c.want]
+		}
+		if got := resp.ToolCalls[0]; got.Name != want.Tool || string(got.Arguments) != string(want.Arguments) {
+			t.Errorf("offered %v: called %s %s, want %s %s", c.offered, got.Name, got.Arguments, want.Tool, want.Arguments)
+		}
+	}
+	_, err = o.Generate(context.Background(), &Request{Messages: []Message{{Role: RoleUser, Content: "?"}}, Tools: []Tool{{Name: "other", InputSchema: schema}}})
+	if err == nil || !strings.Contains(err.Error(), `"find_client"`) || !strings.Contains(err.Error(), "invoke_read_tool, execute") {
+		t.Errorf("no route offered: err = %v", err)
+	}
+	if _, err := NewOracle([]PlanStep{{Tool: "a", Via: []PlanStep{{Tool: "r", Arguments: json.RawMessage(`[1]`)}}}}, nil); err == nil {
+		t.Error("a route with arguments that are no object: no error")
+	}
+}
+
 func TestSchemaMembers(t *testing.T) {
 	got, err := SchemaMembers(json.RawMessage(`{"type":"object","properties":{"n":{"minimum":1}}}`))
 	if err != nil {

@@ -4,12 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // PlanStep is one call of a scenario's reference plan.
 type PlanStep struct {
 	Tool      string          `json:"tool"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Via are calls that reach the same tool through another one (a
+	// router, a code-mode block), in order of preference: the oracle
+	// makes the first whose tool is offered when Tool is not.
+	Via []PlanStep `json:"via,omitempty"`
 }
 
 // Oracle is the model that follows a scenario's reference plan: one planned
@@ -29,6 +34,11 @@ func NewOracle(plan []PlanStep, result json.RawMessage) (*Oracle, error) {
 		}
 		if len(s.Arguments) > 0 && !IsJSONObject(s.Arguments) {
 			return nil, fmt.Errorf("oracle plan step %d (%s): arguments are not a JSON object", i+1, s.Tool)
+		}
+		for _, v := range s.Via {
+			if v.Tool == "" || len(v.Via) > 0 || len(v.Arguments) > 0 && !IsJSONObject(v.Arguments) {
+				return nil, fmt.Errorf("oracle plan step %d (%s): a route through %q is not one call with JSON object arguments", i+1, s.Tool, v.Tool)
+			}
 		}
 	}
 	if len(result) > 0 && !json.Valid(result) {
@@ -59,9 +69,9 @@ func (o *Oracle) Generate(ctx context.Context, req *Request) (*Response, error) 
 	id := fmt.Sprintf("oracle_%d", turn+1)
 	switch {
 	case turn < len(o.plan):
-		s := o.plan[turn]
-		if _, ok := req.Tool(s.Tool); !ok {
-			return nil, fmt.Errorf("oracle plan step %d calls %q, which is not among the offered tools", turn+1, s.Tool)
+		s, err := o.plan[turn].offered(req)
+		if err != nil {
+			return nil, fmt.Errorf("oracle plan step %d: %w", turn+1, err)
 		}
 		args := s.Arguments
 		if len(args) == 0 {
@@ -80,4 +90,22 @@ func (o *Oracle) Generate(ctx context.Context, req *Request) (*Response, error) 
 	default:
 		return &Response{Text: "Done.", StopReason: StopEndTurn}, nil
 	}
+}
+
+// offered returns s, or the first of its routes whose tool req offers.
+func (s PlanStep) offered(req *Request) (PlanStep, error) {
+	if _, ok := req.Tool(s.Tool); ok {
+		return s, nil
+	}
+	var tried []string
+	for _, v := range s.Via {
+		if _, ok := req.Tool(v.Tool); ok {
+			return v, nil
+		}
+		tried = append(tried, v.Tool)
+	}
+	if len(tried) == 0 {
+		return s, fmt.Errorf("calls %q, which is not among the offered tools (and the profile gives no route to it: adapter.routes)", s.Tool)
+	}
+	return s, fmt.Errorf("calls %q, which is not among the offered tools, nor is any route to it (%s)", s.Tool, strings.Join(tried, ", "))
 }

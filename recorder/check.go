@@ -14,8 +14,15 @@ import (
 type CheckResult struct {
 	Initialize traces.Initialize
 	Tools      []llm.Tool // after the adapter, in the server's order
-	Boot       []fakecentral.Entry
-	Stderr     string
+	// Annotations are the tools' MCP annotations (readOnlyHint,
+	// destructiveHint, ...) as JSON, by the name in Tools; a tool without
+	// any has none.
+	Annotations map[string]json.RawMessage
+	// Inner are the inner tools the profile's catalog lists, with their
+	// annotations in Annotations too; none without a catalog.
+	Inner  []llm.Tool
+	Boot   []fakecentral.Entry
+	Stderr string
 	// Sandbox says what the server's sandbox had, in words ("at most 4096
 	// processes", and what the kernel refused); empty under the proxy
 	// convention.
@@ -41,8 +48,16 @@ func (r *Recorder) Check(ctx context.Context, p *Profile, fixture string) (*Chec
 	if err != nil {
 		return nil, err
 	}
+	var inner []llm.Tool
+	var innerAnn map[string]json.RawMessage
+	if p.Catalog != nil {
+		inner, innerAnn, err = readCatalog(ctx, s.conn.cs, p.Catalog)
+	}
 	s.conn.close()
-	res := &CheckResult{Initialize: s.conn.init, Boot: s.fake.Journal(), Stderr: redact(s.conn.proc.stderrTail(), s.withheld),
+	if err != nil {
+		return nil, err
+	}
+	res := &CheckResult{Inner: inner, Initialize: s.conn.init, Boot: s.fake.Journal(), Stderr: redact(s.conn.proc.stderrTail(), s.withheld),
 		Sandbox: s.conn.proc.sandboxNotes()}
 	for _, t := range s.conn.tools {
 		name := t.Name
@@ -54,6 +69,20 @@ func (r *Recorder) Check(ctx context.Context, p *Profile, fixture string) (*Chec
 			schema = json.RawMessage(`{"type":"object"}`)
 		}
 		res.Tools = append(res.Tools, llm.Tool{Name: name, Description: t.Description, InputSchema: schema})
+		if t.Annotations != nil {
+			if res.Annotations == nil {
+				res.Annotations = map[string]json.RawMessage{}
+			}
+			res.Annotations[name] = mustJSON(t.Annotations)
+		}
+	}
+	for n, a := range innerAnn {
+		if res.Annotations == nil {
+			res.Annotations = map[string]json.RawMessage{}
+		}
+		if _, top := res.Annotations[n]; !top {
+			res.Annotations[n] = a
+		}
 	}
 	if len(res.Tools) == 0 {
 		return res, fmt.Errorf("server %s lists no tools", p.Name)

@@ -50,6 +50,11 @@
 //	protocol_version: 2025-11-25  # the MCP version asked for
 //	writes_env: {CENTRAL_WRITES: "1"}     # added when write_gate is write or destructive
 //	adapter: {rename: {server_tool: model_tool}}
+//	adapter:                      # or: routes to inner tools not in the tool list
+//	  routes: [{tool: invoke_tool, name: name, arguments: arguments}]  # a router, or
+//	          # {tool: execute, code: code, call: "return await call_tool({name}, {arguments})", language: python}
+//	inner_tools: tools/x.json     # the inner tools' list (servers check --save-tools): which are read-only
+//	variant_of: x                 # another exposure of server x: the scenarios' expectations for x apply
 //
 // Unknown fields and unknown {variables} are errors. A JSON file in the
 // "mcpServers" format ({"mcpServers": {"NAME": {"command", "args", "env",

@@ -28,8 +28,11 @@ func OracleCovers(list []*scenarios.Scenario, server string) (covered []*scenari
 // order, each with the arguments its parameter rules name exactly (equals,
 // or the first of one_of, or the example of a rule that names no value),
 // and the scenario's reference result. It is what
-// the oracle model follows (llm.NewOracle).
-func OraclePlan(sc *scenarios.Scenario, server string) ([]llm.PlanStep, json.RawMessage, error) {
+// the oracle model follows (llm.NewOracle). A step whose tool the server
+// reaches only through one of routes (its profile's adapter.routes) carries
+// those calls too; a route that refuses writes (reads_only) is taken only
+// for a tool readOnly says is annotated read-only (nil: none is).
+func OraclePlan(sc *scenarios.Scenario, server string, routes []Route, readOnly func(tool string) bool) ([]llm.PlanStep, json.RawMessage, error) {
 	tools, _ := sc.ToolsFor(server)
 	var plan []llm.PlanStep
 	for _, t := range tools {
@@ -55,7 +58,11 @@ func OraclePlan(sc *scenarios.Scenario, server string) ([]llm.PlanStep, json.Raw
 		if err != nil {
 			return nil, nil, fmt.Errorf("scenario %s: oracle arguments for %s: %w", sc.ID, t, err)
 		}
-		plan = append(plan, llm.PlanStep{Tool: t, Arguments: b})
+		alt, err := via(routes, t, b, readOnly != nil && readOnly(t))
+		if err != nil {
+			return nil, nil, fmt.Errorf("scenario %s: oracle route to %s: %w", sc.ID, t, err)
+		}
+		plan = append(plan, llm.PlanStep{Tool: t, Arguments: b, Via: alt})
 	}
 	var result json.RawMessage
 	if sc.ReferenceResult != nil {

@@ -90,6 +90,20 @@ type Profile struct {
 	// read it; it is not how the server is launched, so it stays out of
 	// the profile's hash.
 	Expectations string `yaml:"expectations" json:"-"`
+	// InnerTools names the tool list (bench servers check --save-tools)
+	// of the inner tools the routes reach, relative to the profile's
+	// folder: their annotations say which a reads-only route takes. Like
+	// Expectations, it is not how the server is launched.
+	InnerTools string `yaml:"inner_tools" json:"-"`
+	// VariantOf names the server the scenarios name when this profile is
+	// another tool exposure of it (an extra profile: a router, a code
+	// mode): the scenarios' expected tools and parameter rules for that
+	// server apply to it, the oracle follows them, and reports still name
+	// the profile. Recorded in each run's manifest.
+	VariantOf string `yaml:"variant_of" json:"-"`
+	// Catalog says how bench servers check lists inner tools that only
+	// meta tools describe (Catalog); not how the server is launched.
+	Catalog *Catalog `yaml:"catalog" json:"-"`
 
 	// File is where the profile was read from; Dir is the directory that
 	// relative paths (cwd) resolve against.
@@ -165,6 +179,15 @@ func expandable(name string, passEnv, pass []string) bool {
 	return inBase(name) || strings.HasPrefix(name, "BENCH_") || slices.Contains(passEnv, name) || slices.Contains(pass, name)
 }
 
+// ExpectedAs is the name the scenarios' expectations use for the
+// profile's server: VariantOf, or else Name.
+func (p *Profile) ExpectedAs() string {
+	if p.VariantOf != "" {
+		return p.VariantOf
+	}
+	return p.Name
+}
+
 // Argv is the command after ExpandEnv (the command as written before it).
 func (p *Profile) Argv() []string {
 	if p.argv != nil {
@@ -178,6 +201,11 @@ func (p *Profile) Argv() []string {
 type Adapter struct {
 	// Rename maps a server's tool name to the name the model sees.
 	Rename map[string]string `yaml:"rename" json:"rename,omitempty"`
+	// Routes say how inner tools that are not in the tool list are
+	// reached (a router tool, a code-mode block), in order of preference.
+	// The model sees the server's tools unchanged; the oracle calls
+	// through the first route offered.
+	Routes []Route `yaml:"routes" json:"routes,omitempty"`
 }
 
 // Duration is a time.Duration written as "60s" in YAML and JSON.
@@ -475,6 +503,12 @@ func (p *Profile) fill() error {
 			errs = append(errs, fmt.Errorf("adapter.rename: %s and %s both become %s", prev, from, to))
 		}
 		seen[to] = from
+	}
+	if err := checkRoutes(p.Adapter.Routes); err != nil {
+		errs = append(errs, err)
+	}
+	if err := p.Catalog.check(); err != nil {
+		errs = append(errs, err)
 	}
 	for _, s := range append(append([]string{p.URL, p.Ready}, p.Command...), mapValues(p.Env)...) {
 		if err := checkTemplate(s); err != nil {

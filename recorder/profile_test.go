@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/mcpbench/bench/scenarios"
 )
 
 func TestParseProfile(t *testing.T) {
@@ -62,6 +64,14 @@ func TestParseProfile(t *testing.T) {
 			err: "unknown template variable {centrl_url}", why: "a misspelt variable fails at load time"},
 		{name: "bad-format", file: "p.yaml", data: "format: 2\nname: x\ncommand: [x]\n",
 			err: "profile format 1", why: "unknown format versions are refused"},
+		{name: "route-half", file: "p.yaml", data: "name: x\ncommand: [x]\nadapter:\n  routes:\n    - {tool: invoke_tool, name: name}\n",
+			err: "adapter.routes[0].arguments: required", why: "a router route needs both of its arguments"},
+		{name: "route-mixed", file: "p.yaml", data: "name: x\ncommand: [x]\nadapter: {routes: [{tool: t, name: n, arguments: a, code: c}]}\n",
+			err: "adapter.routes[0]: name/arguments (a router) and code/call/language (a code block) do not mix", why: "a route is a router or a code block"},
+		{name: "route-code", file: "p.yaml", data: "name: x\ncommand: [x]\nadapter: {routes: [{tool: execute, code: code, call: \"call_tool({name})\", language: lua}]}\n",
+			err: "adapter.routes[0].language: \"lua\" is not one of python", why: "a code route's template names both values, in a known language"},
+		{name: "route-empty", file: "p.yaml", data: "name: x\ncommand: [x]\nadapter: {routes: [{tool: execute}]}\n",
+			err: "give name and arguments (a router tool) or code, call and language", why: "a route says how"},
 		{name: "bad-duration", file: "p.yaml", data: "name: x\ncommand: [x]\nstart_timeout: soon\n",
 			err: "not a duration", why: "durations are Go durations"},
 	}
@@ -143,5 +153,43 @@ func TestProfileTooLarge(t *testing.T) {
 	_, err = LoadProfile(path)
 	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "4 MiB") {
 		t.Errorf("error %v", err)
+	}
+}
+
+// TestOraclePlanThroughRoutes: each step of the plan carries the calls that
+// reach it through the profile's routes, a reads-only route only for a tool
+// annotated read-only, a code block with Python literals.
+func TestOraclePlanThroughRoutes(t *testing.T) {
+	routes := []Route{
+		{Tool: "invoke_read_tool", Name: "name", Arguments: "arguments", ReadsOnly: true},
+		{Tool: "invoke_tool", Name: "name", Arguments: "arguments"},
+		{Tool: "execute", Code: "code", Call: "return await call_tool({name}, {arguments})", Language: "python"},
+	}
+	sc := &scenarios.Scenario{ID: "s-001", WriteGate: scenarios.GateRead,
+		ExpectedTools:  map[string][]string{"x": {"find_client"}},
+		ExpectedParams: map[string]map[string]*scenarios.ParamRule{"find_client": {"mac": {Equals: "aa"}, "all": {Equals: true}, "none": {Equals: nil}}},
+	}
+	readOnly := func(tool string) bool { return tool == "find_client" }
+	plan, _, err := OraclePlan(sc, "x", routes, readOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, v := range plan[0].Via {
+		got = append(got, v.Tool+" "+string(v.Arguments))
+	}
+	want := []string{
+		`invoke_read_tool {"arguments":{"all":true,"mac":"aa"},"name":"find_client"}`,
+		`invoke_tool {"arguments":{"all":true,"mac":"aa"},"name":"find_client"}`,
+		`execute {"code":"return await call_tool(\"find_client\", {\"all\": True, \"mac\": \"aa\"})"}`,
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("routes of a read-only tool (-want +got):\n%s", d)
+	}
+	for _, ro := range []func(string) bool{nil, func(string) bool { return false }} {
+		plan, _, _ = OraclePlan(sc, "x", routes, ro)
+		if len(plan[0].Via) != 2 || plan[0].Via[0].Tool != "invoke_tool" {
+			t.Errorf("a tool not known read-only takes no reads-only route: %+v", plan[0].Via)
+		}
 	}
 }

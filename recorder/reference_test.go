@@ -73,7 +73,7 @@ func smokeScenarios(t *testing.T) []*scenarios.Scenario {
 
 func oracleJob(t *testing.T, sc *scenarios.Scenario, p *Profile, runIndex int) *Job {
 	t.Helper()
-	plan, result, err := OraclePlan(sc, "reference")
+	plan, result, err := OraclePlan(sc, "reference", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,16 @@ type CapturedTool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	// Annotations are the tool's MCP annotations (readOnlyHint, ...).
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+}
+
+// ReadOnly reports whether the tool is annotated readOnlyHint: true.
+func (t *CapturedTool) ReadOnly() bool {
+	var a struct {
+		ReadOnly bool `json:"readOnlyHint"`
+	}
+	return len(t.Annotations) > 0 && json.Unmarshal(t.Annotations, &a) == nil && a.ReadOnly
 }
 
 // ToolListFormat is the version of the tool list file format.

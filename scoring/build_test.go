@@ -96,6 +96,12 @@ func newRun(scenario, server string, index int) *runBuilder {
 	return b
 }
 
+// routes records the profile's routes to inner tools in the manifest.
+func (b *runBuilder) routes(rs ...traces.Route) *runBuilder {
+	b.run.Manifest.Server.Routes = rs
+	return b
+}
+
 // add appends an event at the builder's clock, which then moves on by a
 // millisecond and, for a turn or a call, by its latency: the events follow
 // one another as a recording's do.

@@ -18,7 +18,7 @@ import (
 // MethodologyVersion is the version of docs/methodology.md this code
 // implements. Every report carries it; a change to any metric's definition
 // bumps it.
-const MethodologyVersion = "1.6"
+const MethodologyVersion = "1.7"
 
 // Options configures Score. A nil *Options means defaults.
 type Options struct {
@@ -108,6 +108,10 @@ func ApproxTokens(b []byte) int { return (len(b) + 3) / 4 }
 // RunMetrics is everything scoring knows about one run, computed from its
 // trace and its scenario alone. docs/methodology.md defines each field.
 type RunMetrics struct {
+	// expectedAs is the server name the scenario's expectations use (the
+	// manifest's variant_of, or the server).
+	expectedAs string
+
 	RunID    string         `json:"run_id"`
 	Ref      string         `json:"ref,omitempty"`
 	Scenario string         `json:"scenario"`
@@ -361,8 +365,9 @@ func Score(run *traces.Run, sc *scenarios.Scenario, opts *Options) (*RunMetrics,
 	if m.RunID.IsZero() {
 		rm.RunID = ""
 	}
-	expected, _ := sc.ToolsFor(m.Server.Name)
-	coverage := sc.CoverageOf(m.Server.Name)
+	rm.expectedAs = m.Server.ExpectedAs()
+	expected, _ := sc.ToolsFor(rm.expectedAs)
+	coverage := sc.CoverageOf(rm.expectedAs)
 	rm.Absent = coverage == scenarios.DeclaredAbsent
 	apiLayer := coverage == scenarios.Unnamed
 
@@ -419,12 +424,9 @@ func scoreSelectionAPI(rm *RunMetrics, sc *scenarios.Scenario, ev *events) {
 	necessary, unnecessary, destructive := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, c := range ev.calls {
 		args, _ := decodeArgs(c.Arguments)
-		name, _ := resolveCall(c.Tool, args)
+		name := ev.callName(c.Tool, args)
 		if isMetaTool(name) {
 			continue
-		}
-		if isRouterTool(name) {
-			name += unresolved
 		}
 		inPlan, onlyAllowed, any := false, len(allowed) > 0, false
 		for _, h := range ev.http {
@@ -495,8 +497,7 @@ func scoreParamsAPI(rm *RunMetrics, sc *scenarios.Scenario, ev *events, o Option
 	tools := map[int]string{}
 	for _, c := range ev.calls {
 		args, _ := decodeArgs(c.Arguments)
-		name, _ := resolveCall(c.Tool, args)
-		tools[c.Index] = name
+		tools[c.Index] = ev.callName(c.Tool, args)
 	}
 	for _, cs := range sc.Expect.APICalls {
 		if len(cs.Params) == 0 {
@@ -586,6 +587,9 @@ type events struct {
 	answer  *traces.Answer
 	tools   map[string]toolInfo
 	errors  []*traces.Error
+	// routes are the profile's routes to inner tools, from the manifest
+	// (resolve).
+	routes []traces.Route
 	// startUS is the time of the first model turn (the intent is sent),
 	// endUS the end of the last event: the run's wall clock, in its event
 	// times (a replay's are its virtual clock). hasTurn says startUS is set.
@@ -594,7 +598,7 @@ type events struct {
 }
 
 func index(run *traces.Run, cache *Cache) *events {
-	ev := &events{byIndex: map[int]*traces.Call{}, tools: map[string]toolInfo{}}
+	ev := &events{byIndex: map[int]*traces.Call{}, tools: map[string]toolInfo{}, routes: run.Manifest.Server.Routes}
 	res := LatencyResolution.Microseconds()
 	for i := range run.Events {
 		e := &run.Events[i]
@@ -1060,19 +1064,21 @@ func scoreSelection(rm *RunMetrics, sc *scenarios.Scenario, ev *events, expected
 	}
 	for _, c := range ev.calls {
 		args, ok := decodeArgs(c.Arguments)
-		name, inner := resolveCall(c.Tool, args)
-		chosen = append(chosen, selectedCall{tool: name, args: inner, validArg: ok, executed: true})
-		switch {
-		case isRouterTool(name):
-			// A router call naming no inner tool reached no tool a
-			// correct solution needs: it is not necessary.
-			called[name+unresolved] = true
-		case !isMetaTool(name):
-			called[name] = true
-		}
-		for _, h := range ev.http {
-			if h.Call == c.Index && !h.Boot && isDestructive(h) {
-				destructiveTool[name] = true
+		for _, r := range ev.resolve(c.Tool, args) {
+			name := r.tool
+			chosen = append(chosen, selectedCall{tool: name, args: r.args, validArg: ok, executed: true})
+			switch {
+			case r.unresolved:
+				// A router call naming no inner tool reached no tool a
+				// correct solution needs: it is not necessary.
+				called[name+unresolved] = true
+			case !isMetaTool(name):
+				called[name] = true
+			}
+			for _, h := range ev.http {
+				if h.Call == c.Index && !h.Boot && isDestructive(h) {
+					destructiveTool[name] = true
+				}
 			}
 		}
 	}
@@ -1085,8 +1091,9 @@ func scoreSelection(rm *RunMetrics, sc *scenarios.Scenario, ev *events, expected
 		}
 		for _, tc := range resp.ToolCalls {
 			args, _ := decodeArgs(tc.Arguments)
-			name, _ := resolveCall(tc.Name, args)
-			chosen = append(chosen, selectedCall{tool: name})
+			for _, r := range ev.resolve(tc.Name, args) {
+				chosen = append(chosen, selectedCall{tool: r.tool})
+			}
 		}
 	}
 	for name := range called {
@@ -1180,7 +1187,7 @@ func catalogDestructive(result json.RawMessage) []string {
 }
 
 func scoreParams(rm *RunMetrics, sc *scenarios.Scenario, ev *events, expected []string, o Options) {
-	server := rm.Server
+	server := rm.expectedAs
 	type resolved struct {
 		tool string
 		args map[string]any
@@ -1189,14 +1196,16 @@ func scoreParams(rm *RunMetrics, sc *scenarios.Scenario, ev *events, expected []
 	wrong := map[string]bool{}
 	for _, c := range ev.calls {
 		args, _ := decodeArgs(c.Arguments)
-		name, inner := resolveCall(c.Tool, args)
-		if isMetaTool(name) || isRouterTool(name) {
-			continue
-		}
-		calls = append(calls, resolved{name, inner})
-		if ms := sc.MatchCall(server, name, inner, o.Now); len(ms) == 1 && ms[0].Reason == scenarios.WrongTool && !wrong[name] {
-			wrong[name] = true
-			rm.Mismatches = append(rm.Mismatches, ms[0])
+		for _, r := range ev.resolve(c.Tool, args) {
+			name, inner := r.tool, r.args
+			if isMetaTool(name) || r.unresolved {
+				continue
+			}
+			calls = append(calls, resolved{name, inner})
+			if ms := sc.MatchCall(server, name, inner, o.Now); len(ms) == 1 && ms[0].Reason == scenarios.WrongTool && !wrong[name] {
+				wrong[name] = true
+				rm.Mismatches = append(rm.Mismatches, ms[0])
+			}
 		}
 	}
 	extra := map[string]bool{}

@@ -89,6 +89,48 @@ type ServerRef struct {
 	Repo        string `json:"repo,omitempty"`
 	SHA         string `json:"sha,omitempty"`
 	ProfileHash string `json:"profile_hash,omitempty"`
+	// VariantOf is the server the scenarios name when this profile is
+	// another tool exposure of it (its profile's variant_of): their
+	// expected tools and rules for that server apply.
+	VariantOf string `json:"variant_of,omitempty"`
+	// Routes are the profile's routes to inner tools (its adapter.routes):
+	// scoring resolves a call through them to the inner tool it reached.
+	Routes []Route `json:"routes,omitempty"`
+}
+
+// Route is how a model reaches a server's inner tools when they are not in
+// its tool list: through a router tool that takes the inner tool's name and
+// arguments (invoke_tool-style), or through a code-mode tool that runs a
+// code block calling it. It is data beside the server's profile, published
+// with the harness (docs/adapters.md, "Routes"): the oracle calls through
+// it, and scoring resolves such calls to the inner tool they reach.
+type Route struct {
+	// Tool is the tool that reaches inner tools, as the model sees it
+	// (after any rename).
+	Tool string `yaml:"tool" json:"tool"`
+	// Name and Arguments are the router tool's arguments that name the
+	// inner tool and carry its arguments (an object).
+	Name      string `yaml:"name" json:"name,omitempty"`
+	Arguments string `yaml:"arguments" json:"arguments,omitempty"`
+	// Code is the code-mode tool's argument that carries the code block;
+	// Call is the block that calls one inner tool, with {name} and
+	// {arguments} replaced by literals of Language.
+	Code     string `yaml:"code" json:"code,omitempty"`
+	Call     string `yaml:"call" json:"call,omitempty"`
+	Language string `yaml:"language" json:"language,omitempty"`
+	// ReadsOnly marks a route that refuses tools not annotated read-only:
+	// the oracle takes it only for an inner tool the profile's inner_tools
+	// list annotates readOnlyHint.
+	ReadsOnly bool `yaml:"reads_only" json:"reads_only,omitempty"`
+}
+
+// ExpectedAs is the name the scenarios' expectations use for the server:
+// VariantOf, or else Name.
+func (s ServerRef) ExpectedAs() string {
+	if s.VariantOf != "" {
+		return s.VariantOf
+	}
+	return s.Name
 }
 
 // ModelRef names the model and its sampling parameters.

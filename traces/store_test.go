@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -653,7 +654,7 @@ func TestPutRunNoSyncRead(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if read.Manifest != again.Manifest || normalized(t, read) != normalized(t, again) {
+		if !reflect.DeepEqual(read.Manifest, again.Manifest) || normalized(t, read) != normalized(t, again) {
 			t.Errorf("%s (canonical): PutRunNoSyncRead differs from GetRun", ref)
 		}
 		return nil

@@ -118,7 +118,7 @@ func newHostileSetup(t *testing.T) *hostileSetup {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := oracleFor(list[0], prof.Name)
+		m, err := oracleFor(list[0], prof, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

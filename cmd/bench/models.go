@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 // the secrets that must never reach a trace. A live model whose key is not
 // set is a setup failure naming the variable, unless its base URL is set
 // (a local server may need no key).
-func modelFactory(a *app, spec llm.Spec, server string) (func(*scenarios.Scenario) (llm.Model, error), []string, error) {
+func modelFactory(a *app, spec llm.Spec, profile *recorder.Profile) (func(*scenarios.Scenario) (llm.Model, error), []string, error) {
 	switch spec.Provider {
 	case llm.ProviderOpenAI:
 		key := a.getenv("OPENAI_API_KEY")
@@ -63,15 +64,45 @@ func modelFactory(a *app, spec llm.Spec, server string) (func(*scenarios.Scenari
 			return baseline.New(&baseline.Options{Now: now, Cache: cache}), nil
 		}, nil, nil
 	default:
-		return func(sc *scenarios.Scenario) (llm.Model, error) { return oracleFor(sc, server) }, nil, nil
+		readOnly, err := innerReadOnly(profile)
+		if err != nil {
+			return nil, nil, setupErr(err)
+		}
+		return func(sc *scenarios.Scenario) (llm.Model, error) { return oracleFor(sc, profile, readOnly) }, nil, nil
 	}
 }
 
-// oracleFor builds the oracle from the scenario's reference plan on server.
-func oracleFor(sc *scenarios.Scenario, server string) (llm.Model, error) {
-	plan, result, err := recorder.OraclePlan(sc, server)
+// oracleFor builds the oracle from the scenario's reference plan on the
+// profile's server, through the profile's routes.
+func oracleFor(sc *scenarios.Scenario, profile *recorder.Profile, readOnly func(string) bool) (llm.Model, error) {
+	plan, result, err := recorder.OraclePlan(sc, profile.ExpectedAs(), profile.Adapter.Routes, readOnly)
 	if err != nil {
 		return nil, err
 	}
 	return llm.NewOracle(plan, result)
+}
+
+// innerReadOnly reads the profile's inner_tools list, if it names one: which
+// inner tools are annotated read-only, for the routes that take only those.
+func innerReadOnly(p *recorder.Profile) (func(string) bool, error) {
+	if p.InnerTools == "" {
+		return nil, nil
+	}
+	path := p.InnerTools
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(p.Dir, path)
+	}
+	lists, err := scenarios.LoadToolLists(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: inner_tools: %w", p.File, err)
+	}
+	ro := map[string]bool{}
+	for _, l := range lists {
+		for i := range l.Tools {
+			if l.Tools[i].ReadOnly() {
+				ro[l.Tools[i].Name] = true
+			}
+		}
+	}
+	return func(tool string) bool { return ro[tool] }, nil
 }

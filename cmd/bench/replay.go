@@ -192,7 +192,7 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 		if err != nil {
 			return usageErr(err)
 		}
-		if live, secrets, err = modelFactory(a, spec, profile.Name); err != nil {
+		if live, secrets, err = modelFactory(a, spec, profile); err != nil {
 			return err
 		}
 	}

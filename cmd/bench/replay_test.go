@@ -91,7 +91,7 @@ func recordPinned(f replayFixture) string {
 	if err != nil {
 		return err.Error()
 	}
-	m, err := oracleFor(list[0], p.Name)
+	m, err := oracleFor(list[0], p, nil)
 	if err != nil {
 		return err.Error()
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -57,7 +58,10 @@ MCP clients use (FILE#NAME picks one of several servers).
 profile's repo and SHA: bench scenarios lint --tools checks the scenarios'
 expected tools and parameter rules against it. --as names the server the
 list is for when that is not the profile's name (a router's inner tools,
-listed by its direct-mode profile, are the router server's).
+listed by its direct-mode profile, are the router server's). A profile
+whose inner tools only meta tools describe says how to list them
+(catalog: {list, describe, name}; docs/adapters.md): check then lists them
+too, and --save-tools writes them after the top-level tools.
 
 ` + serverEnvHelp,
 		Example: `  bench servers check servers/reference.yaml
@@ -123,7 +127,13 @@ func runServersCheck(ctx context.Context, a *app, opts *serversCheckOptions) err
 		}
 	}
 	if opts.saveTools != "" {
-		if err := saveToolList(a, opts, p, res.Tools); err != nil {
+		all := res.Tools
+		for _, t := range res.Inner {
+			if !slices.ContainsFunc(all, func(u llm.Tool) bool { return u.Name == t.Name }) {
+				all = append(all, t)
+			}
+		}
+		if err := saveToolList(a, opts, p, all, res.Annotations); err != nil {
 			return err
 		}
 	}
@@ -151,6 +161,20 @@ func runServersCheck(ctx context.Context, a *app, opts *serversCheckOptions) err
 	}
 	if len(p.Adapter.Rename) > 0 {
 		fmt.Fprintf(w, "  adapter renames %d tools\n", len(p.Adapter.Rename))
+	}
+	if p.Catalog != nil {
+		fmt.Fprintf(w, "  catalog: %d inner tools listed by %s, described by %s\n", len(res.Inner), show(p.Catalog.List), show(p.Catalog.Describe))
+	}
+	for _, r := range p.Adapter.Routes {
+		offered := false
+		for _, t := range res.Tools {
+			offered = offered || t.Name == r.Tool
+		}
+		note := ""
+		if !offered {
+			note = "  (NOT among its tools: the oracle cannot take this route)"
+		}
+		fmt.Fprintf(w, "  route to inner tools: %s%s\n", show(routeLine(r)), note)
 	}
 	if len(res.Sandbox) > 0 {
 		fmt.Fprintf(w, "  isolation: %s (%s)\n", show(res.Initialize.Isolation), show(strings.Join(res.Sandbox, "; ")))
@@ -182,13 +206,13 @@ func firstLine(s string, n int) string {
 }
 
 // saveToolList writes the tool list --save-tools asks for, atomically.
-func saveToolList(a *app, opts *serversCheckOptions, p *recorder.Profile, tools []llm.Tool) error {
+func saveToolList(a *app, opts *serversCheckOptions, p *recorder.Profile, tools []llm.Tool, annotations map[string]json.RawMessage) error {
 	l := scenarios.ToolList{Format: scenarios.ToolListFormat, Server: p.Name, Repo: p.Repo, SHA: p.SHA}
 	if opts.as != "" {
 		l.Server, l.Profile = opts.as, p.Name
 	}
 	for _, t := range tools {
-		l.Tools = append(l.Tools, scenarios.CapturedTool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
+		l.Tools = append(l.Tools, scenarios.CapturedTool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Annotations: annotations[t.Name]})
 	}
 	data, err := json.MarshalIndent(&l, "", "  ")
 	if err != nil {
@@ -199,4 +223,16 @@ func saveToolList(a *app, opts *serversCheckOptions, p *recorder.Profile, tools 
 	}
 	fmt.Fprintf(a.stderr, "servers check: wrote %d tools of %s to %s\n", len(l.Tools), escape.Line(l.Server), opts.saveTools)
 	return nil
+}
+
+// routeLine describes a route of a profile in one line.
+func routeLine(r recorder.Route) string {
+	if r.Code != "" {
+		return fmt.Sprintf("%s(%s: %s block %q)", r.Tool, r.Code, r.Language, r.Call)
+	}
+	s := fmt.Sprintf("%s(%s: tool, %s: its arguments)", r.Tool, r.Name, r.Arguments)
+	if r.ReadsOnly {
+		s += ", reads only"
+	}
+	return s
 }
