@@ -1,9 +1,11 @@
 package recorder
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mcpbench/bench/internal/pylit"
@@ -45,7 +47,7 @@ func checkRoutes(routes []Route) error {
 			if !strings.Contains(r.Call, "{name}") || !strings.Contains(r.Call, "{arguments}") {
 				errs = append(errs, fmt.Errorf("%s.call: %q must contain {name} and {arguments}", at, r.Call))
 			}
-			if !containsString(routeLanguages, r.Language) {
+			if !slices.Contains(routeLanguages, r.Language) {
 				errs = append(errs, fmt.Errorf("%s.language: %q is not one of %s", at, r.Language, strings.Join(routeLanguages, ", ")))
 			}
 		default:
@@ -53,15 +55,6 @@ func checkRoutes(routes []Route) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // via returns the calls that reach tool with args through routes, in the
@@ -76,7 +69,9 @@ func via(routes []Route, tool string, args json.RawMessage, readOnly bool) ([]ll
 		}
 		var v any = map[string]any{}
 		if len(args) > 0 {
-			if err := json.Unmarshal(args, &v); err != nil {
+			dec := json.NewDecoder(bytes.NewReader(args))
+			dec.UseNumber() // integers past 2^53 are written as given
+			if err := dec.Decode(&v); err != nil {
 				return nil, err
 			}
 		}
