@@ -10,12 +10,13 @@ import (
 )
 
 // OracleCovers splits list into the scenarios the oracle has a plan for on
-// server (those with expected tools for it, or that call no tool) and the
-// ids of the others, absent for it: there the oracle would answer having
-// called nothing.
-func OracleCovers(list []*scenarios.Scenario, server string) (covered []*scenarios.Scenario, absent []string) {
+// the profile named profile, another exposure of variantOf (empty: none):
+// those with expected tools for it (Scenario.ExpectedName), or that call no
+// tool, and the ids of the others, absent for it: there the oracle would
+// answer having called nothing.
+func OracleCovers(list []*scenarios.Scenario, profile, variantOf string) (covered []*scenarios.Scenario, absent []string) {
 	for _, sc := range list {
-		if _, ok := sc.ToolsFor(server); ok {
+		if _, ok := sc.ToolsFor(sc.ExpectedName(profile, variantOf)); ok {
 			covered = append(covered, sc)
 		} else {
 			absent = append(absent, sc.ID)

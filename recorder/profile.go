@@ -179,15 +179,6 @@ func expandable(name string, passEnv, pass []string) bool {
 	return inBase(name) || strings.HasPrefix(name, "BENCH_") || slices.Contains(passEnv, name) || slices.Contains(pass, name)
 }
 
-// ExpectedAs is the name the scenarios' expectations use for the
-// profile's server: VariantOf, or else Name.
-func (p *Profile) ExpectedAs() string {
-	if p.VariantOf != "" {
-		return p.VariantOf
-	}
-	return p.Name
-}
-
 // Argv is the command after ExpandEnv (the command as written before it).
 func (p *Profile) Argv() []string {
 	if p.argv != nil {

@@ -122,3 +122,41 @@ scenarios:
 		}
 	}
 }
+
+// TestExpectedNameOfAVariant: a profile that is another exposure of a
+// server takes that server's expectations, unless an expectations file for
+// the profile itself is attached to the scenario.
+func TestExpectedNameOfAVariant(t *testing.T) {
+	list, err := Golden()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := ParseExpectations("servers/expectations/m.yaml", []byte(`format: 1
+server: secure-ssid-minimal
+scenarios:
+  adversarial-002:
+    tools: [find_device]
+    params:
+      find_device:
+        serial_number: {equals: CNAPI0205}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err = e.Attach(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range list {
+		got := s.ExpectedName("secure-ssid-minimal", "secure-ssid")
+		switch want := map[bool]string{true: "secure-ssid-minimal", false: "secure-ssid"}[s.ID == "adversarial-002"]; {
+		case got != want:
+			t.Fatalf("%s: ExpectedName = %q, want %q", s.ID, got, want)
+		case s.ID == "adversarial-002" && s.ParamsFor(got, "find_device")["serial_number"] == nil:
+			t.Fatalf("%s: the profile's own rules are not read", s.ID)
+		}
+		if n := s.ExpectedName("karthik", ""); n != "karthik" {
+			t.Fatalf("a profile of no variant: ExpectedName = %q", n)
+		}
+	}
+}

@@ -271,6 +271,17 @@ func (s *Scenario) GradesResult() bool { return s.ResultSchema != nil }
 // ParamsFor returns the parameter rules for tool on server: those of an
 // attached expectations file for the server if there is one, else the
 // "server/tool" entry, else the "tool" entry.
+// ExpectedName is the name whose expectations apply to a profile named
+// profile that is another exposure of variantOf (empty: none): the
+// profile's own name when an expectations file for it is attached to s,
+// else variantOf, else profile.
+func (s *Scenario) ExpectedName(profile, variantOf string) string {
+	if variantOf == "" || s.overlay[profile] != nil {
+		return profile
+	}
+	return variantOf
+}
+
 func (s *Scenario) ParamsFor(server, tool string) map[string]*ParamRule {
 	if x := s.overlay[server]; x != nil {
 		return x.Params[tool]

@@ -85,7 +85,7 @@ func (j *Judge) Grade(ctx context.Context, sc *scenarios.Scenario, run *traces.R
 	if err != nil {
 		return nil, err
 	}
-	expected := judgeExpectation(sc, run.Manifest.Server.ExpectedAs())
+	expected := judgeExpectation(sc, sc.ExpectedName(run.Manifest.Server.Name, run.Manifest.Server.VariantOf))
 	actual := judgeTranscript(run)
 	// Each run gets its own order stream, so adding a run to a batch does
 	// not reorder the others.
@@ -342,7 +342,7 @@ func (j *Judge) Prefer(ctx context.Context, sc *scenarios.Scenario, a, b *traces
 		s := int64(seed) + int64(i)
 		req := &llm.Request{
 			System: JudgePairPrompt,
-			Messages: []llm.Message{{Role: llm.RoleUser, Content: "TASK:\n" + sc.Intent + "\n\nEXPECTED:\n" + judgeExpectation(sc, a.Manifest.Server.ExpectedAs()) +
+			Messages: []llm.Message{{Role: llm.RoleUser, Content: "TASK:\n" + sc.Intent + "\n\nEXPECTED:\n" + judgeExpectation(sc, sc.ExpectedName(a.Manifest.Server.Name, a.Manifest.Server.VariantOf)) +
 				"\n\nAGENT 1:\n" + first + "\n\nAGENT 2:\n" + second}},
 			Sampling: llm.Sampling{Temperature: &temp, Seed: &s},
 		}

@@ -365,7 +365,7 @@ func Score(run *traces.Run, sc *scenarios.Scenario, opts *Options) (*RunMetrics,
 	if m.RunID.IsZero() {
 		rm.RunID = ""
 	}
-	rm.expectedAs = m.Server.ExpectedAs()
+	rm.expectedAs = sc.ExpectedName(m.Server.Name, m.Server.VariantOf)
 	expected, _ := sc.ToolsFor(rm.expectedAs)
 	coverage := sc.CoverageOf(rm.expectedAs)
 	rm.Absent = coverage == scenarios.DeclaredAbsent

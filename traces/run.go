@@ -124,15 +124,6 @@ type Route struct {
 	ReadsOnly bool `yaml:"reads_only" json:"reads_only,omitempty"`
 }
 
-// ExpectedAs is the name the scenarios' expectations use for the server:
-// VariantOf, or else Name.
-func (s ServerRef) ExpectedAs() string {
-	if s.VariantOf != "" {
-		return s.VariantOf
-	}
-	return s.Name
-}
-
 // ModelRef names the model and its sampling parameters.
 type ModelRef struct {
 	Provider    string   `json:"provider"`

@@ -75,7 +75,7 @@ func modelFactory(a *app, spec llm.Spec, profile *recorder.Profile) (func(*scena
 // oracleFor builds the oracle from the scenario's reference plan on the
 // profile's server, through the profile's routes.
 func oracleFor(sc *scenarios.Scenario, profile *recorder.Profile, readOnly func(string) bool) (llm.Model, error) {
-	plan, result, err := recorder.OraclePlan(sc, profile.ExpectedAs(), profile.Adapter.Routes, readOnly)
+	plan, result, err := recorder.OraclePlan(sc, sc.ExpectedName(profile.Name, profile.VariantOf), profile.Adapter.Routes, readOnly)
 	if err != nil {
 		return nil, err
 	}

@@ -174,7 +174,7 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 	// scenarios are absent for it, not recorded.
 	if spec.Provider == llm.ProviderOracle {
 		var absent []string
-		if selected, absent = recorder.OracleCovers(selected, profile.ExpectedAs()); len(absent) > 0 {
+		if selected, absent = recorder.OracleCovers(selected, profile.Name, profile.VariantOf); len(absent) > 0 {
 			fmt.Fprintf(a.stderr, "record: the oracle has no plan for server %s in %d scenario(s) (no expected tools for it there): absent, not recorded: %s\n",
 				escape.Line(profile.Name), len(absent), strings.Join(absent, ", "))
 		}
