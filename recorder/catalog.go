@@ -64,7 +64,7 @@ func readCatalog(ctx context.Context, cs *mcp.ClientSession, c *Catalog) ([]llm.
 			return nil, fmt.Errorf("catalog: %s: %w", tool, err)
 		}
 		if res.IsError {
-			return nil, fmt.Errorf("catalog: %s answered an error: %s", tool, flatText(resultText(res)))
+			return nil, fmt.Errorf("catalog: %s answered an error: %s", tool, llm.Truncate(strings.Join(strings.Fields(resultText(res)), " "), 300))
 		}
 		if res.StructuredContent != nil {
 			var v any
@@ -150,13 +150,4 @@ func walkJSON(v any, depth int, f func(v any, inArray bool)) {
 			walkJSON(y, depth+1, f)
 		}
 	}
-}
-
-// flatText is s on one line, at most 300 characters.
-func flatText(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 300 {
-		s = s[:297] + "..."
-	}
-	return s
 }

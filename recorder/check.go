@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/mcpbench/bench/fakecentral"
 	"github.com/mcpbench/bench/llm"
@@ -18,8 +19,9 @@ type CheckResult struct {
 	// destructiveHint, ...) as JSON, by the name in Tools; a tool without
 	// any has none.
 	Annotations map[string]json.RawMessage
-	// Inner are the inner tools the profile's catalog lists, with their
-	// annotations in Annotations too; none without a catalog.
+	// Inner are the inner tools the profile's catalog lists that are not
+	// in Tools, with their annotations in Annotations too; none without a
+	// catalog.
 	Inner  []llm.Tool
 	Boot   []fakecentral.Entry
 	Stderr string
@@ -49,7 +51,7 @@ func (r *Recorder) Check(ctx context.Context, p *Profile, fixture string) (*Chec
 		return nil, err
 	}
 	var inner []llm.Tool
-	var innerAnn map[string]json.RawMessage
+	innerAnn := map[string]json.RawMessage{}
 	if p.Catalog != nil {
 		inner, innerAnn, err = readCatalog(ctx, s.conn.cs, p.Catalog)
 	}
@@ -57,7 +59,7 @@ func (r *Recorder) Check(ctx context.Context, p *Profile, fixture string) (*Chec
 	if err != nil {
 		return nil, err
 	}
-	res := &CheckResult{Inner: inner, Initialize: s.conn.init, Boot: s.fake.Journal(), Stderr: redact(s.conn.proc.stderrTail(), s.withheld),
+	res := &CheckResult{Annotations: innerAnn, Initialize: s.conn.init, Boot: s.fake.Journal(), Stderr: redact(s.conn.proc.stderrTail(), s.withheld),
 		Sandbox: s.conn.proc.sandboxNotes()}
 	for _, t := range s.conn.tools {
 		name := t.Name
@@ -70,18 +72,12 @@ func (r *Recorder) Check(ctx context.Context, p *Profile, fixture string) (*Chec
 		}
 		res.Tools = append(res.Tools, llm.Tool{Name: name, Description: t.Description, InputSchema: schema})
 		if t.Annotations != nil {
-			if res.Annotations == nil {
-				res.Annotations = map[string]json.RawMessage{}
-			}
-			res.Annotations[name] = mustJSON(t.Annotations)
+			res.Annotations[name] = mustJSON(t.Annotations) // the top-level tool's, over a catalog's
 		}
 	}
-	for n, a := range innerAnn {
-		if res.Annotations == nil {
-			res.Annotations = map[string]json.RawMessage{}
-		}
-		if _, top := res.Annotations[n]; !top {
-			res.Annotations[n] = a
+	for _, t := range inner {
+		if !slices.ContainsFunc(res.Tools, func(u llm.Tool) bool { return u.Name == t.Name }) {
+			res.Inner = append(res.Inner, t)
 		}
 	}
 	if len(res.Tools) == 0 {

@@ -632,12 +632,16 @@ func mapValues(m map[string]string) []string {
 
 // ExpectationsPath is Expectations resolved against the profile's folder,
 // or "" when the profile names none.
-func (p *Profile) ExpectationsPath() string {
-	if p.Expectations == "" {
-		return ""
+func (p *Profile) ExpectationsPath() string { return p.resolve(p.Expectations) }
+
+// InnerToolsPath is InnerTools resolved against the profile's folder, or ""
+// when the profile names none.
+func (p *Profile) InnerToolsPath() string { return p.resolve(p.InnerTools) }
+
+// resolve returns a path the profile names, resolved against its folder.
+func (p *Profile) resolve(path string) string {
+	if path == "" || filepath.IsAbs(path) || p.Dir == "" {
+		return path
 	}
-	if filepath.IsAbs(p.Expectations) || p.Dir == "" {
-		return p.Expectations
-	}
-	return filepath.Join(p.Dir, p.Expectations)
+	return filepath.Join(p.Dir, path)
 }

@@ -62,30 +62,33 @@ func checkRoutes(routes []Route) error {
 // readOnly says tool is annotated read-only (routes that refuse writes
 // apply).
 func via(routes []Route, tool string, args json.RawMessage, readOnly bool) ([]llm.PlanStep, error) {
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	var lit string // the arguments as a literal, for code routes
 	var out []llm.PlanStep
 	for _, r := range routes {
 		if r.ReadsOnly && !readOnly {
 			continue
 		}
-		var v any = map[string]any{}
-		if len(args) > 0 {
-			dec := json.NewDecoder(bytes.NewReader(args))
-			dec.UseNumber() // integers past 2^53 are written as given
-			if err := dec.Decode(&v); err != nil {
-				return nil, err
-			}
-		}
 		var call map[string]any
 		if r.Code != "" {
-			name, _ := pylit.Format(tool)
-			lit, err := pylit.Format(v)
-			if err != nil {
-				return nil, fmt.Errorf("route %s: %w", r.Tool, err)
+			if lit == "" {
+				var v any
+				dec := json.NewDecoder(bytes.NewReader(args))
+				dec.UseNumber() // integers past 2^53 are written as given
+				if err := dec.Decode(&v); err != nil {
+					return nil, err
+				}
+				var err error
+				if lit, err = pylit.Format(v); err != nil {
+					return nil, fmt.Errorf("route %s: %w", r.Tool, err)
+				}
 			}
-			code := strings.NewReplacer("{name}", name, "{arguments}", lit).Replace(r.Call)
-			call = map[string]any{r.Code: code}
+			name, _ := pylit.Format(tool)
+			call = map[string]any{r.Code: strings.NewReplacer("{name}", name, "{arguments}", lit).Replace(r.Call)}
 		} else {
-			call = map[string]any{r.Name: tool, r.Arguments: v}
+			call = map[string]any{r.Name: tool, r.Arguments: args}
 		}
 		b, err := json.Marshal(call)
 		if err != nil {

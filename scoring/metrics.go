@@ -422,9 +422,8 @@ func scoreSelectionAPI(rm *RunMetrics, sc *scenarios.Scenario, ev *events) {
 	}
 	reached := make([]bool, len(entries)) // by plan entry
 	necessary, unnecessary, destructive := map[string]bool{}, map[string]bool{}, map[string]bool{}
-	for _, c := range ev.calls {
-		args, _ := decodeArgs(c.Arguments)
-		name := ev.callName(c.Tool, args)
+	for i, c := range ev.calls {
+		name := ev.reached[i].name(c.Tool)
 		if isMetaTool(name) {
 			continue
 		}
@@ -495,9 +494,8 @@ func scoreSelectionAPI(rm *RunMetrics, sc *scenarios.Scenario, ev *events) {
 // called, as the tool layer asks that no unexpected argument was given.
 func scoreParamsAPI(rm *RunMetrics, sc *scenarios.Scenario, ev *events, o Options) {
 	tools := map[int]string{}
-	for _, c := range ev.calls {
-		args, _ := decodeArgs(c.Arguments)
-		tools[c.Index] = ev.callName(c.Tool, args)
+	for i, c := range ev.calls {
+		tools[c.Index] = ev.reached[i].name(c.Tool)
 	}
 	for _, cs := range sc.Expect.APICalls {
 		if len(cs.Params) == 0 {
@@ -588,8 +586,10 @@ type events struct {
 	tools   map[string]toolInfo
 	errors  []*traces.Error
 	// routes are the profile's routes to inner tools, from the manifest
-	// (resolve).
-	routes []traces.Route
+	// (resolve); reached is what each of calls reached through them,
+	// resolved once, by position.
+	routes  []traces.Route
+	reached []resolvedCall
 	// startUS is the time of the first model turn (the intent is sent),
 	// endUS the end of the last event: the run's wall clock, in its event
 	// times (a replay's are its virtual clock). hasTurn says startUS is set.
@@ -620,6 +620,8 @@ func index(run *traces.Run, cache *Cache) *events {
 			if e.Call != nil {
 				ev.calls = append(ev.calls, e.Call)
 				ev.byIndex[e.Call.Index] = e.Call
+				args, ok := decodeArgs(e.Call.Arguments)
+				ev.reached = append(ev.reached, resolvedCall{reaches: ev.resolve(e.Call.Tool, args), validArg: ok})
 			}
 		case traces.KindTurn:
 			if e.Turn != nil {
@@ -1062,11 +1064,11 @@ func scoreSelection(rm *RunMetrics, sc *scenarios.Scenario, ev *events, expected
 			}
 		}
 	}
-	for _, c := range ev.calls {
-		args, ok := decodeArgs(c.Arguments)
-		for _, r := range ev.resolve(c.Tool, args) {
+	for i, c := range ev.calls {
+		rc := ev.reached[i]
+		for _, r := range rc.reaches {
 			name := r.tool
-			chosen = append(chosen, selectedCall{tool: name, args: r.args, validArg: ok, executed: true})
+			chosen = append(chosen, selectedCall{tool: name, args: r.args, validArg: rc.validArg, executed: true})
 			switch {
 			case r.unresolved:
 				// A router call naming no inner tool reached no tool a
@@ -1194,9 +1196,8 @@ func scoreParams(rm *RunMetrics, sc *scenarios.Scenario, ev *events, expected []
 	}
 	var calls []resolved
 	wrong := map[string]bool{}
-	for _, c := range ev.calls {
-		args, _ := decodeArgs(c.Arguments)
-		for _, r := range ev.resolve(c.Tool, args) {
+	for i := range ev.calls {
+		for _, r := range ev.reached[i].reaches {
 			name, inner := r.tool, r.args
 			if isMetaTool(name) || r.unresolved {
 				continue

@@ -23,7 +23,7 @@ type reach struct {
 // names, with the object its arguments argument holds; a code block
 // reaches each call of the route's function in it whose name is a literal,
 // with its arguments when they are a literal dict (else none). A run
-// without routes keeps the generic router rule of 1.6 (routeGeneric).
+// without routes keeps the generic router rule of 1.6 (resolveCall).
 func (ev *events) resolve(tool string, args map[string]any) []reach {
 	if len(ev.routes) == 0 {
 		name, inner := resolveCall(tool, args)
@@ -49,18 +49,23 @@ func (ev *events) resolve(tool string, args map[string]any) []reach {
 	return []reach{{tool: tool, args: args}}
 }
 
-// callName is the name scoring gives a call as a whole at the API layer:
-// the one tool it reached, or its own tool when it reached several (a
-// code block) or none it could read ("<tool>(?)").
-func (ev *events) callName(tool string, args map[string]any) string {
-	rs := ev.resolve(tool, args)
+// resolvedCall is what one call reached (index resolves each call once).
+type resolvedCall struct {
+	reaches  []reach
+	validArg bool // its arguments were a JSON object
+}
+
+// name is the name scoring gives a call of tool as a whole at the API
+// layer: the one tool it reached ("<tool>(?)" when it could not be read),
+// or its own tool when it reached several (a code block).
+func (rc resolvedCall) name(tool string) string {
 	switch {
-	case len(rs) != 1:
+	case len(rc.reaches) != 1:
 		return tool
-	case rs[0].unresolved:
-		return rs[0].tool + unresolved
+	case rc.reaches[0].unresolved:
+		return rc.reaches[0].tool + unresolved
 	}
-	return rs[0].tool
+	return rc.reaches[0].tool
 }
 
 // objectArg is a router's inner arguments: an object, or a JSON string of

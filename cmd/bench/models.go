@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -85,12 +84,9 @@ func oracleFor(sc *scenarios.Scenario, profile *recorder.Profile, readOnly func(
 // innerReadOnly reads the profile's inner_tools list, if it names one: which
 // inner tools are annotated read-only, for the routes that take only those.
 func innerReadOnly(p *recorder.Profile) (func(string) bool, error) {
-	if p.InnerTools == "" {
+	path := p.InnerToolsPath()
+	if path == "" {
 		return nil, nil
-	}
-	path := p.InnerTools
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(p.Dir, path)
 	}
 	lists, err := scenarios.LoadToolLists(path)
 	if err != nil {

@@ -127,13 +127,7 @@ func runServersCheck(ctx context.Context, a *app, opts *serversCheckOptions) err
 		}
 	}
 	if opts.saveTools != "" {
-		all := res.Tools
-		for _, t := range res.Inner {
-			if !slices.ContainsFunc(all, func(u llm.Tool) bool { return u.Name == t.Name }) {
-				all = append(all, t)
-			}
-		}
-		if err := saveToolList(a, opts, p, all, res.Annotations); err != nil {
+		if err := saveToolList(a, opts, p, append(slices.Clip(res.Tools), res.Inner...), res.Annotations); err != nil {
 			return err
 		}
 	}
@@ -163,7 +157,7 @@ func runServersCheck(ctx context.Context, a *app, opts *serversCheckOptions) err
 		fmt.Fprintf(w, "  adapter renames %d tools\n", len(p.Adapter.Rename))
 	}
 	if p.Catalog != nil {
-		fmt.Fprintf(w, "  catalog: %d inner tools listed by %s, described by %s\n", len(res.Inner), show(p.Catalog.List), show(p.Catalog.Describe))
+		fmt.Fprintf(w, "  catalog: %d more inner tools (not in the tool list), listed by %s, described by %s\n", len(res.Inner), show(p.Catalog.List), show(p.Catalog.Describe))
 	}
 	for _, r := range p.Adapter.Routes {
 		offered := false
