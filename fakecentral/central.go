@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -35,7 +36,8 @@ type Central struct {
 	start        time.Time
 	force401     int
 	faults       []faultState
-	overrideKeys []string // Options.ClassOverrides keys, sorted
+	pageSize     atomic.Int32 // Options.PageSize, or SetPageSize's
+	overrideKeys []string     // Options.ClassOverrides keys, sorted
 	dropped      int
 	captured     int64                  // bytes of bodies kept in this run's journal
 	inflight     map[*http.Request]bool // requests being answered
@@ -91,6 +93,7 @@ func (c *Central) Reset() {
 	c.start = c.opts.Now()
 	c.force401 = c.opts.Force401
 	c.faults = armFaults(c.opts.Faults)
+	c.pageSize.Store(int32(c.opts.PageSize))
 	c.jmu.Unlock()
 }
 
@@ -102,6 +105,10 @@ func (c *Central) ResetClock() {
 	c.start = c.opts.Now()
 	c.jmu.Unlock()
 }
+
+// SetPageSize caps the items of every list page for the current run
+// (0: the documented limits; Options.PageSize).
+func (c *Central) SetPageSize(n int) { c.pageSize.Store(int32(max(n, 0))) }
 
 // SetFaults replaces the faults of the current run.
 func (c *Central) SetFaults(f []Fault) {

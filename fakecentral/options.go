@@ -31,6 +31,11 @@ type Options struct {
 
 	// Faults are injected per run; SetFaults replaces them. Default none.
 	Faults []Fault
+	// PageSize caps the items of every list page, whatever limit a
+	// request asks (0: the documented limits); the envelope's next,
+	// offset and total say there is more, as on a tenant whose lists are
+	// longer than a page. Scenarios set it with page_size.
+	PageSize int
 
 	// ClassOverrides reclassify routes for a scenario, keyed by route pattern
 	// ("POST /network-troubleshooting/v1/aps/{serial-number}/disconnectUserByMacAddress"

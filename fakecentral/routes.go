@@ -268,6 +268,9 @@ func (rq *request) writePage(w http.ResponseWriter, ls listSpec, sel []*item) *a
 	if aerr != nil {
 		return aerr
 	}
+	if n := int(rq.c.pageSize.Load()); n > 0 && limit > n {
+		limit = n // the run's page size (Options.PageSize)
+	}
 	total := len(sel)
 	var off, page int
 	if ls.cursor {

@@ -612,6 +612,7 @@ func (r *Recorder) attempt(ctx context.Context, job *Job) (*traces.Run, *NoResul
 		return nil, nil, err // the fake did not start: bench's own failure
 	}
 	s.fake.SetFaults(faultsOf(sc.Faults))
+	s.fake.SetPageSize(sc.PageSize)
 	if err != nil {
 		rc.emit(o.Now(), traces.Event{Kind: traces.KindError, Error: &traces.Error{Kind: traces.ErrorStart, Message: err.Error()}})
 		run.Manifest.Outcome = traces.OutcomeError

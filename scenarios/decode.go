@@ -303,9 +303,10 @@ func (c *CallSet) decodeNode(d *decoder, n *yaml.Node, path string) {
 		return
 	}
 	var p struct {
-		Call   string                `yaml:"call"`
-		AnyOf  []string              `yaml:"any_of"`
-		Params map[string]*ParamRule `yaml:"params"`
+		Call     string                `yaml:"call"`
+		AnyOf    []string              `yaml:"any_of"`
+		Params   map[string]*ParamRule `yaml:"params"`
+		AllPages bool                  `yaml:"all_pages"`
 	}
 	d.decodeStruct(n, reflect.ValueOf(&p).Elem(), path)
 	switch {
@@ -314,7 +315,7 @@ func (c *CallSet) decodeNode(d *decoder, n *yaml.Node, path string) {
 	case p.Call != "":
 		p.AnyOf = []string{p.Call}
 	}
-	*c = CallSet{AnyOf: p.AnyOf, Params: p.Params}
+	*c = CallSet{AnyOf: p.AnyOf, Params: p.Params, AllPages: p.AllPages}
 }
 
 // decodeNode accepts a bare scalar as shorthand for {equals: scalar}.

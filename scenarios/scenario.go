@@ -88,6 +88,11 @@ type Scenario struct {
 	ExpectedParams     map[string]map[string]*ParamRule `yaml:"expected_params" json:"expected_params,omitempty"`
 	AllowedExtraParams []string                         `yaml:"allowed_extra_params" json:"allowed_extra_params,omitempty"`
 	ForbiddenTools     []string                         `yaml:"forbidden_tools" json:"forbidden_tools,omitempty"`
+	// Distractors name the tools that look right for the task and are
+	// not: a similar name, an overlapping scope, the all-too-familiar
+	// tool ("tool" on any server, "server/tool" on one). Lint checks each
+	// is a real tool of a server's captured list and none is expected.
+	Distractors []string `yaml:"distractors" json:"distractors,omitempty"`
 
 	Expect Expect `yaml:"expect" json:"expect"`
 
@@ -100,6 +105,11 @@ type Scenario struct {
 	SuccessCriteria string `yaml:"success_criteria" json:"success_criteria"`
 
 	Faults []Fault `yaml:"faults" json:"faults,omitempty"`
+	// PageSize makes the fake answer at most this many items per page of
+	// every list, whatever limit a request asks (0: the documented
+	// limits): a list of the campus bundle then spans many pages, and a
+	// server that does not follow next or offset is seen.
+	PageSize int `yaml:"page_size" json:"page_size,omitempty"`
 	// Evidence pins each compared server's expected tools to its source:
 	// "path:line@sha" (a line range "path:10-20@sha" is allowed; looser
 	// forms are accepted with a lint warning).
@@ -173,6 +183,10 @@ type CallSet struct {
 	// body.PATH or a bare NAME). They are the API layer's parameter
 	// accuracy: the same for every server, whichever tool made the call.
 	Params map[string]*ParamRule `yaml:"params" json:"params,omitempty"`
+	// AllPages says a list must be read to its end: the entry is met only
+	// by a 2xx answer that is the list's last page (next or offset null,
+	// or offset+count reaching total).
+	AllPages bool `yaml:"all_pages" json:"all_pages,omitempty"`
 }
 
 // Fault asks the fake Central to fail a route: answer status for the first

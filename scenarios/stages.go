@@ -219,15 +219,30 @@ type Counts struct {
 	Categories map[string]int `json:"categories"`
 	// Servers counts the scenarios each compared server has coverage for.
 	Servers map[string]int `json:"servers"`
+	// Fixtures counts the scenarios on each fixture bundle.
+	Fixtures map[string]int `json:"fixtures"`
+	// Distractors counts the scenarios that name distractor tools.
+	Distractors int `json:"distractors"`
+	// Paging counts the scenarios that must read a list to its end at a
+	// small page size (page_size and an all_pages call), by fixture.
+	Paging map[string]int `json:"paging"`
 }
 
 // Count tallies scenarios by suite, category and covered server.
 func Count(list []*Scenario) Counts {
-	c := Counts{Total: len(list), Suites: map[string]int{}, Categories: map[string]int{}, Servers: map[string]int{}}
+	c := Counts{Total: len(list), Suites: map[string]int{}, Categories: map[string]int{}, Servers: map[string]int{},
+		Fixtures: map[string]int{}, Paging: map[string]int{}}
 	servers := ServerNames(list)
 	for _, s := range list {
 		c.Suites[s.Suite]++
 		c.Categories[s.Category]++
+		c.Fixtures[s.Fixture]++
+		if len(s.Distractors) > 0 {
+			c.Distractors++
+		}
+		if s.PageSize > 0 && slices.ContainsFunc(s.Expect.APICalls, func(c CallSet) bool { return c.AllPages }) {
+			c.Paging[s.Fixture]++
+		}
 		for _, srv := range servers {
 			if _, ok := s.ToolsFor(srv); ok {
 				c.Servers[srv]++

@@ -161,6 +161,7 @@ func CheckTools(list []*Scenario, lists []*ToolList) ErrorList {
 	}
 	var errs ErrorList
 	for _, s := range list {
+		errs = append(errs, s.checkDistractors(byServer, source)...)
 		for _, server := range sortedKeys(byServer) {
 			tools, ok := s.ToolsFor(server)
 			if !ok || s.CallsNoTool {
@@ -198,6 +199,33 @@ func CheckTools(list []*Scenario, lists []*ToolList) ErrorList {
 		}
 	}
 	errs.Sort()
+	return errs
+}
+
+// checkDistractors checks that each distractor is a tool a server really
+// lists: "server/tool" in that server's list (when captured), a bare name
+// in at least one list.
+func (s *Scenario) checkDistractors(byServer map[string]map[string]*toolSchema, source map[string]string) ErrorList {
+	if len(byServer) == 0 {
+		return nil
+	}
+	var errs ErrorList
+	for i, d := range s.Distractors {
+		p := fmt.Sprintf("distractors[%d]", i)
+		if server, tool, ok := strings.Cut(d, "/"); ok {
+			if tools, captured := byServer[server]; captured && tools[tool] == nil {
+				errs = append(errs, s.errAt(p, "%s has no tool %q (%s)", server, tool, source[server]))
+			}
+			continue
+		}
+		found := false
+		for _, tools := range byServer {
+			found = found || tools[d] != nil
+		}
+		if !found {
+			errs = append(errs, s.errAt(p, "no server lists a tool %q (lists: %s)", d, strings.Join(sortedKeys(byServer), ", ")))
+		}
+	}
 	return errs
 }
 

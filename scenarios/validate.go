@@ -292,6 +292,25 @@ func (v *validator) checkTools() {
 			v.errorf(fmt.Sprintf("forbidden_tools[%d]", i), "empty tool name")
 		}
 	}
+	for i, d := range s.Distractors {
+		p := fmt.Sprintf("distractors[%d]", i)
+		server, tool, scoped := strings.Cut(d, "/")
+		if !scoped {
+			server, tool = "", d
+		}
+		if strings.TrimSpace(tool) == "" {
+			v.errorf(p, "empty tool name")
+			continue
+		}
+		for _, srv := range sortedKeys(s.ExpectedTools) {
+			if (server == "" || server == srv) && slices.Contains(s.ExpectedTools[srv], tool) {
+				v.errorf(p, "%q is an expected tool of %s, not a distractor", tool, srv)
+			}
+		}
+	}
+	if s.PageSize < 0 || s.PageSize > 1000 {
+		v.errorf("page_size", "%d: want the items per page, 1 to 1000 (0 or absent: the documented limits)", s.PageSize)
+	}
 }
 
 func (v *validator) checkParams() {
@@ -438,6 +457,9 @@ func (v *validator) checkExpect() {
 				continue
 			}
 			alts = append(alts, e)
+			if set.AllPages && e.Method != "GET" {
+				v.errorf(ep, "all_pages reads a list to its end: %s is not a GET", e)
+			}
 			for _, g := range mustNot {
 				if g.Covers(e) {
 					v.errorf(ep, "%s is expected but must_not_call %s forbids it", e, g)

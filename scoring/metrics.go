@@ -986,13 +986,18 @@ func scoreTask(rm *RunMetrics, sc *scenarios.Scenario, ev *events) {
 			for _, h := range ev.http {
 				// A write counts only when Central took it (2xx): a write
 				// answered 400 changed nothing.
-				if !h.Boot && t.Match(h.Method, h.Path) && (!t.IsWrite() || h.Status >= 200 && h.Status < 300) {
+				if !h.Boot && t.Match(h.Method, h.Path) && (!t.IsWrite() || h.Status >= 200 && h.Status < 300) &&
+					(!cs.AllPages || h.Status >= 200 && h.Status < 300 && lastPage(h.ResponseBody)) {
 					hit = true
 				}
 			}
 		}
 		if !hit {
-			rm.MissingAPICalls = append(rm.MissingAPICalls, strings.Join(cs.AnyOf, " | "))
+			missing := strings.Join(cs.AnyOf, " | ")
+			if cs.AllPages {
+				missing += " (to its last page)"
+			}
+			rm.MissingAPICalls = append(rm.MissingAPICalls, missing)
 		}
 	}
 	if rm.NoResultSchema {

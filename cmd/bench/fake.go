@@ -24,6 +24,7 @@ type fakeServeOptions struct {
 	clientSecret string
 	force401     int
 	asyncPolls   int
+	pageSize     int
 	rateLimits   []string // ROUTE=N
 	quiet        bool
 }
@@ -82,6 +83,7 @@ fixture.yaml; see fakecentral/fixtures/README.md for every entity id.`,
 	f.StringVar(&opts.clientSecret, "client-secret", "", "the secret that goes with --client-id")
 	intVarMin(f, &opts.force401, "force-401", 0, 0, "answer the first N authenticated API requests with 401 (exercises token refresh)")
 	intVarMin(f, &opts.asyncPolls, "async-polls", 0, 0, "polls of an async operation that answer RUNNING before COMPLETED")
+	intVarMin(f, &opts.pageSize, "page-size", 0, 0, "answer at most N items per list page, whatever limit a request asks (0: the documented limits); a scenario's page_size")
 	f.StringArrayVar(&opts.rateLimits, "rate-limit", nil, `ROUTE=N: answer 429, with the documented rate-limit headers, once N calls matching ROUTE were served ("GET /network-notifications/*=5"; repeatable)`)
 	f.BoolVar(&opts.quiet, "quiet", false, "do not log requests")
 	fake.AddCommand(serve)
@@ -101,8 +103,8 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 func runFakeServe(ctx context.Context, a *app, opts fakeServeOptions) error {
-	if opts.force401 < 0 || opts.asyncPolls < 0 {
-		return usageErr(errors.New("fake serve: --force-401 and --async-polls must not be negative"))
+	if opts.force401 < 0 || opts.asyncPolls < 0 || opts.pageSize < 0 {
+		return usageErr(errors.New("fake serve: --force-401, --async-polls and --page-size must not be negative"))
 	}
 	if (opts.clientID == "") != (opts.clientSecret == "") {
 		return usageErr(errors.New("fake serve: --client-id and --client-secret go together"))
@@ -112,7 +114,7 @@ func runFakeServe(ctx context.Context, a *app, opts fakeServeOptions) error {
 		return usageErr(fmt.Errorf("fake serve: %w", err))
 	}
 	fo := &fakecentral.Options{Fixture: fx, ClientID: opts.clientID, ClientSecret: opts.clientSecret,
-		Force401: opts.force401, AsyncPolls: opts.asyncPolls}
+		Force401: opts.force401, AsyncPolls: opts.asyncPolls, PageSize: opts.pageSize}
 	for _, rl := range opts.rateLimits {
 		route, n, ok := strings.Cut(rl, "=")
 		calls, err := strconv.Atoi(n)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -146,8 +147,18 @@ func printListing(a *app, l scenarioListing) error {
 		servers = append(servers, srv)
 	}
 	slices.Sort(servers)
-	_, err := fmt.Fprintf(a.stdout, "servers:    %s\n", escape.Line(countLine(servers, c.Servers)))
+	fmt.Fprintf(a.stdout, "servers:    %s\n", escape.Line(countLine(servers, c.Servers)))
+	fmt.Fprintf(a.stdout, "fixtures:   %s\n", escape.Line(countLine(slices.Sorted(maps.Keys(c.Fixtures)), c.Fixtures)))
+	_, err := fmt.Fprintf(a.stdout, "distractors %d; paging to the end at a small page size %d (%s)\n", c.Distractors, total(c.Paging), escape.Line(countLine(slices.Sorted(maps.Keys(c.Paging)), c.Paging)))
 	return err
+}
+
+func total(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }
 
 // countLine prints counts in the canonical order of keys.

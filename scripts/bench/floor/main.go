@@ -87,8 +87,10 @@ type run struct {
 	fx     *fakecentral.Fixture
 	writes bool // the scenario opens the write gate: writes_env is set
 	faults []fakecentral.Fault
-	elicit string // approve | decline
-	calls  []call
+	// pageSize is the scenario's page_size.
+	pageSize int
+	elicit   string // approve | decline
+	calls    []call
 }
 
 type call struct {
@@ -208,7 +210,7 @@ func load(runsFile, server string) (*recorder.Profile, []*run, error) {
 			}
 			fixtures[m.Fixture.Name] = fx
 		}
-		r := &run{ref: s.Ref, fx: fx, writes: opensWriteGate(sc), faults: faultsOf(sc.Faults), elicit: sc.Elicit()}
+		r := &run{ref: s.Ref, fx: fx, writes: opensWriteGate(sc), faults: faultsOf(sc.Faults), pageSize: sc.PageSize, elicit: sc.Elicit()}
 		for j, e := range s.Run.Events {
 			if e.Kind != "mcp.call" {
 				continue
@@ -441,6 +443,7 @@ func (f *floor) start(ctx context.Context, r *run) (*slot, error) {
 // bench; any other error means the session broke.
 func (s *slot) send(ctx context.Context, r *run) error {
 	s.fake.SetFaults(r.faults)
+	s.fake.SetPageSize(r.pageSize)
 	s.mu.Lock()
 	s.elicit = r.elicit
 	s.mu.Unlock()
