@@ -88,6 +88,15 @@ type Fault struct {
 	Delay      time.Duration `json:"delay,omitempty" yaml:"delay,omitempty"`             // FaultDelay only
 	Times      int           `json:"times,omitempty" yaml:"times,omitempty"`             // 0 = every matching request
 	After      int           `json:"after,omitempty" yaml:"after,omitempty"`             // matching requests let through first
+	// ResetAfter, with Fault429 and After, is the rate-limit window: once
+	// After calls spent the limit, it holds until ResetAfter has passed
+	// on Options.Now's clock, then After more calls are let through. A
+	// 429 then says when (X-RateLimit-Reset, and Retry-After on the
+	// notifications API) by the fixture's clock. 0: the limit, once
+	// spent, stays spent for the run (its hourly window outlasts it).
+	// With After 0 the limit is spent when the run begins and the reset
+	// lifts it.
+	ResetAfter time.Duration `json:"reset_after,omitempty" yaml:"reset_after,omitempty"`
 }
 
 func (o *Options) withDefaults() Options {

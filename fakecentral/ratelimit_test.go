@@ -156,3 +156,56 @@ func TestTokenEndpointRateLimit(t *testing.T) {
 		}
 	}
 }
+
+// A modelled window (reset_after): the limit, spent after After calls,
+// holds until the window has passed on the fake's clock, says when in
+// X-RateLimit-Reset and Retry-After, and then lets After calls through
+// again. The clock is injected: nothing sleeps.
+func TestRateLimitWindowResetsByTheFakesClock(t *testing.T) {
+	clock := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := func() time.Time { return clock }
+	c := New(&Options{Now: now, Faults: []Fault{{Route: "GET /network-notifications/v1/alerts", Kind: Fault429, After: 2, ResetAfter: 30 * time.Second}}})
+	fixtureNow := c.Fixture().Now().UTC()
+	get := func() (int, string, string) {
+		st, h, _ := do(t, c, "GET", "/network-notifications/v1/alerts", "")
+		return st, h.Get("Retry-After"), h.Get("X-RateLimit-Reset")
+	}
+	want := func(step string, st int, retry string, reset time.Duration) {
+		t.Helper()
+		gst, gretry, greset := get()
+		wreset := ""
+		if st == 429 {
+			wreset = fixtureNow.Add(reset).Format("2006-01-02T15:04:05Z")
+		}
+		if gst != st || gretry != retry || greset != wreset {
+			t.Errorf("%s: %d Retry-After %q Reset %q; want %d %q %q", step, gst, gretry, greset, st, retry, wreset)
+		}
+	}
+	want("1st", 200, "", 0)
+	want("2nd", 200, "", 0)
+	want("spent", 429, "30", 30*time.Second)
+	clock = clock.Add(10 * time.Second)
+	want("10 s later", 429, "20", 30*time.Second)
+	clock = clock.Add(19*time.Second + 500*time.Millisecond)
+	want("half a second before", 429, "1", 30*time.Second)
+	clock = clock.Add(500 * time.Millisecond)
+	want("reset", 200, "", 0)
+	want("new quota", 200, "", 0)
+	want("spent again", 429, "30", 60*time.Second)
+}
+
+// With after 0 the limit is spent when the run begins: every call is
+// refused until the window passes, and then none is.
+func TestRateLimitSpentAtTheStartLiftsAtTheReset(t *testing.T) {
+	clock := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := New(&Options{Now: func() time.Time { return clock }, Faults: []Fault{{Route: "GET /network-monitoring/*", Kind: Fault429, ResetAfter: 2 * time.Second}}})
+	for i, step := range []struct {
+		advance time.Duration
+		want    int
+	}{{0, 429}, {time.Second, 429}, {999 * time.Millisecond, 429}, {time.Millisecond, 200}, {0, 200}, {time.Hour, 200}} {
+		clock = clock.Add(step.advance)
+		if st, _, _ := do(t, c, "GET", "/network-monitoring/v1/devices", ""); st != step.want {
+			t.Errorf("step %d: %d, want %d", i, st, step.want)
+		}
+	}
+}

@@ -611,7 +611,7 @@ func (r *Recorder) attempt(ctx context.Context, job *Job) (*traces.Run, *NoResul
 	if s == nil {
 		return nil, nil, err // the fake did not start: bench's own failure
 	}
-	s.fake.SetFaults(faultsOf(sc.Faults))
+	s.fake.SetFaults(FaultsOf(sc.Faults))
 	s.fake.SetPageSize(sc.PageSize)
 	if err != nil {
 		rc.emit(o.Now(), traces.Event{Kind: traces.KindError, Error: &traces.Error{Kind: traces.ErrorStart, Message: err.Error()}})
@@ -1029,14 +1029,16 @@ func ServerGroup(sc *scenarios.Scenario) string {
 
 // faultsOf maps a scenario's faults onto the fake's: 429 stays 429, any
 // other status is served as the fake's 500.
-func faultsOf(list []scenarios.Fault) []fakecentral.Fault {
+// FaultsOf turns a scenario's faults into the fake Central's.
+func FaultsOf(list []scenarios.Fault) []fakecentral.Fault {
 	var out []fakecentral.Fault
 	for _, f := range list {
 		k := fakecentral.Fault500
 		if f.Status == 429 {
 			k = fakecentral.Fault429
 		}
-		out = append(out, fakecentral.Fault{Route: f.Route, Kind: k, Times: f.Times, After: f.After, RetryAfter: f.RetryAfter})
+		out = append(out, fakecentral.Fault{Route: f.Route, Kind: k, Times: f.Times, After: f.After, RetryAfter: f.RetryAfter,
+			ResetAfter: time.Duration(f.ResetAfter) * time.Second})
 	}
 	return out
 }

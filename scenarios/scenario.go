@@ -202,6 +202,12 @@ type Fault struct {
 	// in seconds (default: the notifications API's, the seconds to the
 	// window's reset; none elsewhere, as the OpenAPI documents).
 	RetryAfter int `yaml:"retry_after" json:"retry_after,omitempty"`
+	// ResetAfter, with status 429 and after, is the rate-limit window in
+	// seconds: the limit, once spent, holds that long on the fake's clock
+	// (the 429s say when it resets), then after more calls go through.
+	// 0: once spent, it stays spent for the run. With after 0 the limit
+	// is spent when the run begins and the reset lifts it.
+	ResetAfter int `yaml:"reset_after" json:"reset_after,omitempty"`
 }
 
 // Turns returns the scenario's turn budget.

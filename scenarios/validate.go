@@ -630,6 +630,9 @@ func (v *validator) checkFaults() {
 		if f.After < 0 {
 			v.errorf(p+".after", "%d: want the calls let through first, 0 or more", f.After)
 		}
+		if f.ResetAfter < 0 || f.ResetAfter > 0 && f.Status != 429 {
+			v.errorf(p+".reset_after", "%d: want the window in seconds, 0 or more, with status 429", f.ResetAfter)
+		}
 		if f.RetryAfter < 0 || f.RetryAfter > 0 && f.Status != 429 {
 			v.errorf(p+".retry_after", "%d: want seconds, 0 or more, with status 429", f.RetryAfter)
 		}

@@ -18,7 +18,7 @@ import (
 // MethodologyVersion is the version of docs/methodology.md this code
 // implements. Every report carries it; a change to any metric's definition
 // bumps it.
-const MethodologyVersion = "1.7"
+const MethodologyVersion = "1.8"
 
 // Options configures Score. A nil *Options means defaults.
 type Options struct {
@@ -188,6 +188,15 @@ type RunMetrics struct {
 	APICallBudget int `json:"api_call_budget"`
 	PlannedWrites int `json:"planned_writes"`
 	APICallExcess int `json:"api_call_excess"`
+	// Rate limits (docs/methodology.md, "Rate limits"): requests answered
+	// 429, requests to an endpoint after its first 429 (the retries the
+	// limit cost), whether an endpoint answered 429 never answered 2xx
+	// after (the server gave up), and the time from each endpoint's first
+	// 429 to its next 2xx (or the run's end), summed.
+	Throttled       int     `json:"throttled,omitempty"`
+	ThrottleRetries int     `json:"throttle_retries,omitempty"`
+	ThrottleGaveUp  bool    `json:"throttle_gave_up,omitempty"`
+	ThrottleStallMS float64 `json:"throttle_stall_ms,omitempty"`
 	// OutsideReads counts the calls behind ReadsOutsideAllowed.
 	OutsideReads        int      `json:"outside_reads"`
 	ReadsOutsideAllowed []string `json:"reads_outside_allowed,omitempty"`
@@ -375,6 +384,7 @@ func Score(run *traces.Run, sc *scenarios.Scenario, opts *Options) (*RunMetrics,
 	rm.ToolEndpoints = toolEndpoints(ev)
 	scoreSafety(rm, sc, ev, o)
 	scoreCounts(rm, sc, ev, o)
+	scoreThrottling(rm, ev)
 	switch {
 	case apiLayer:
 		rm.Absent = false // decided over the server's runs (Aggregator)
@@ -580,6 +590,7 @@ type events struct {
 	byIndex map[int]*traces.Call
 	turns   []*traces.Turn
 	http    []*traces.HTTP
+	httpAt  []int64 // each of http's event time (AtUS)
 	elicit  []*traces.Elicitation
 	egress  []*traces.Egress
 	answer  *traces.Answer
@@ -630,6 +641,7 @@ func index(run *traces.Run, cache *Cache) *events {
 		case traces.KindHTTP:
 			if e.HTTP != nil {
 				ev.http = append(ev.http, e.HTTP)
+				ev.httpAt = append(ev.httpAt, e.AtUS)
 			}
 		case traces.KindElicitation:
 			if e.Elicitation != nil {
@@ -986,8 +998,11 @@ func scoreTask(rm *RunMetrics, sc *scenarios.Scenario, ev *events) {
 			for _, h := range ev.http {
 				// A write counts only when Central took it (2xx): a write
 				// answered 400 changed nothing.
-				if !h.Boot && t.Match(h.Method, h.Path) && (!t.IsWrite() || h.Status >= 200 && h.Status < 300) &&
-					(!cs.AllPages || h.Status >= 200 && h.Status < 300 && lastPage(h.ResponseBody)) {
+				ok := h.Status >= 200 && h.Status < 300
+				// A read answered 429 or 5xx read nothing either.
+				refused := h.Status == 429 || h.Status >= 500
+				if !h.Boot && t.Match(h.Method, h.Path) && !refused && (!t.IsWrite() || ok) &&
+					(!cs.AllPages || ok && lastPage(h.ResponseBody)) {
 					hit = true
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -84,7 +85,7 @@ fixture.yaml; see fakecentral/fixtures/README.md for every entity id.`,
 	intVarMin(f, &opts.force401, "force-401", 0, 0, "answer the first N authenticated API requests with 401 (exercises token refresh)")
 	intVarMin(f, &opts.asyncPolls, "async-polls", 0, 0, "polls of an async operation that answer RUNNING before COMPLETED")
 	intVarMin(f, &opts.pageSize, "page-size", 0, 0, "answer at most N items per list page, whatever limit a request asks (0: the documented limits); a scenario's page_size")
-	f.StringArrayVar(&opts.rateLimits, "rate-limit", nil, `ROUTE=N: answer 429, with the documented rate-limit headers, once N calls matching ROUTE were served ("GET /network-notifications/*=5"; repeatable)`)
+	f.StringArrayVar(&opts.rateLimits, "rate-limit", nil, `ROUTE=N[/WINDOW]: answer 429, with the documented rate-limit headers, once N calls matching ROUTE were served; with a WINDOW the limit resets that long after it was spent, then N more calls go through ("GET /network-notifications/*=5", "GET /network-monitoring/*=100/1m"; repeatable)`)
 	f.BoolVar(&opts.quiet, "quiet", false, "do not log requests")
 	fake.AddCommand(serve)
 	return fake
@@ -116,12 +117,11 @@ func runFakeServe(ctx context.Context, a *app, opts fakeServeOptions) error {
 	fo := &fakecentral.Options{Fixture: fx, ClientID: opts.clientID, ClientSecret: opts.clientSecret,
 		Force401: opts.force401, AsyncPolls: opts.asyncPolls, PageSize: opts.pageSize}
 	for _, rl := range opts.rateLimits {
-		route, n, ok := strings.Cut(rl, "=")
-		calls, err := strconv.Atoi(n)
-		if !ok || err != nil || calls < 0 || strings.TrimSpace(route) == "" {
-			return usageErr(fmt.Errorf("fake serve: --rate-limit %q: want ROUTE=N, such as \"GET /network-notifications/*=5\"", rl))
+		f, err := parseRateLimit(rl)
+		if err != nil {
+			return usageErr(fmt.Errorf("fake serve: --rate-limit %q: %w", rl, err))
 		}
-		fo.Faults = append(fo.Faults, fakecentral.Fault{Route: strings.TrimSpace(route), Kind: fakecentral.Fault429, After: calls})
+		fo.Faults = append(fo.Faults, f)
 	}
 	if !opts.quiet {
 		fo.Log = &lockedWriter{w: a.stderr}
@@ -156,4 +156,24 @@ func runFakeServe(ctx context.Context, a *app, opts fakeServeOptions) error {
 // place (atomicfile): a symlink at path is replaced, not followed.
 func writeJournalFile(path string, h fakecentral.JournalHeader, entries []fakecentral.Entry) error {
 	return atomicfile.Write(path, 0o644, func(w io.Writer) error { return fakecentral.WriteJournal(w, h, entries) })
+}
+
+// parseRateLimit reads ROUTE=N or ROUTE=N/WINDOW.
+func parseRateLimit(s string) (fakecentral.Fault, error) {
+	bad := errors.New(`want ROUTE=N or ROUTE=N/WINDOW, such as "GET /network-notifications/*=5" or "GET /network-monitoring/*=100/1m"`)
+	route, spec, ok := strings.Cut(s, "=")
+	n, window, windowed := strings.Cut(spec, "/")
+	calls, err := strconv.Atoi(n)
+	if !ok || err != nil || calls < 0 || strings.TrimSpace(route) == "" {
+		return fakecentral.Fault{}, bad
+	}
+	f := fakecentral.Fault{Route: strings.TrimSpace(route), Kind: fakecentral.Fault429, After: calls}
+	if windowed {
+		d, err := time.ParseDuration(window)
+		if err != nil || d <= 0 {
+			return fakecentral.Fault{}, fmt.Errorf("window %q: want a duration such as 30s or 1m", window)
+		}
+		f.ResetAfter = d
+	}
+	return f, nil
 }

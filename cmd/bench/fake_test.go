@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcpbench/bench/fakecentral"
 )
@@ -129,6 +130,9 @@ func TestFakeServeBadInput(t *testing.T) {
 		{"fake", "serve", "--addr", "0.0.0.0:0"},
 		{"fake", "serve", "--client-id", "x"},
 		{"fake", "serve", "--rate-limit", "GET /network-monitoring/v1/aps"},
+		{"fake", "serve", "--rate-limit", "GET /network-monitoring/v1/aps=5/soon"},
+		{"fake", "serve", "--rate-limit", "GET /network-monitoring/v1/aps=5/-1s"},
+		{"fake", "serve", "--page-size", "-1"},
 	} {
 		code, _, stderr := runBench(t, args...)
 		if code != exitInvalidInput {
@@ -146,5 +150,15 @@ func TestFakeServeHelp(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("--help lacks %q", want)
 		}
+	}
+}
+
+func TestParseRateLimit(t *testing.T) {
+	f, err := parseRateLimit("GET /network-monitoring/*=100/1m")
+	if err != nil || f.Route != "GET /network-monitoring/*" || f.After != 100 || f.ResetAfter != time.Minute || f.Kind != fakecentral.Fault429 {
+		t.Errorf("%+v %v", f, err)
+	}
+	if f, err := parseRateLimit("GET /x=3"); err != nil || f.ResetAfter != 0 || f.After != 3 {
+		t.Errorf("%+v %v", f, err)
 	}
 }

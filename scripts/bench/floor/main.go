@@ -210,7 +210,7 @@ func load(runsFile, server string) (*recorder.Profile, []*run, error) {
 			}
 			fixtures[m.Fixture.Name] = fx
 		}
-		r := &run{ref: s.Ref, fx: fx, writes: opensWriteGate(sc), faults: faultsOf(sc.Faults), pageSize: sc.PageSize, elicit: sc.Elicit()}
+		r := &run{ref: s.Ref, fx: fx, writes: opensWriteGate(sc), faults: recorder.FaultsOf(sc.Faults), pageSize: sc.PageSize, elicit: sc.Elicit()}
 		for j, e := range s.Run.Events {
 			if e.Kind != "mcp.call" {
 				continue
@@ -524,18 +524,6 @@ func opensWriteGate(sc *scenarios.Scenario) bool {
 
 // faultsOf maps a scenario's faults onto the fake's: 429 stays 429, any
 // other status is served as the fake's 500.
-func faultsOf(list []scenarios.Fault) []fakecentral.Fault {
-	var out []fakecentral.Fault
-	for _, f := range list {
-		k := fakecentral.Fault500
-		if f.Status == 429 {
-			k = fakecentral.Fault429
-		}
-		out = append(out, fakecentral.Fault{Route: f.Route, Kind: k, Times: f.Times, After: f.After, RetryAfter: f.RetryAfter})
-	}
-	return out
-}
-
 func usesPort(p *recorder.Profile) bool {
 	for _, s := range append(append([]string{p.URL, p.Ready}, p.Command...), mapValues(p.Env)...) {
 		if strings.Contains(s, "{port}") {
