@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // DefaultTokenURL is HPE's SSO token endpoint, the one the real Central
@@ -20,7 +21,8 @@ const DefaultTokenURL = "https://sso.common.cloud.hpe.com/as/token.oauth2"
 
 // central is a small client for the Central REST API: OAuth2 client
 // credentials, a bearer token fetched lazily (no start-up calls) and
-// refreshed once on a 401, JSON in and out.
+// refreshed once on a 401, a read answered 429 retried twice after the
+// wait Central asks for, JSON in and out.
 type central struct {
 	base     string // scheme://host[/prefix], no trailing slash
 	tokenURL string
@@ -30,7 +32,32 @@ type central struct {
 
 	mu    sync.Mutex
 	token string
+
+	// wait sleeps d or until ctx ends (tests replace it: nothing sleeps
+	// there).
+	wait func(ctx context.Context, d time.Duration) error
 }
+
+// maxRetryWait bounds the wait a 429 asks for: a tool call should not
+// hang on a quota whose window is an hour.
+const maxRetryWait = 10 * time.Second
+
+// retryWait is how long to wait before retrying a read answered 429: the
+// Retry-After Central sends (the notifications API documents it), else
+// 1 s, then 2 s (the other APIs document only X-RateLimit-Reset, a time
+// on Central's clock, not ours). ok is false past the second retry or
+// past maxRetryWait.
+func retryWait(h http.Header, retry int) (time.Duration, bool) {
+	if retry >= 2 {
+		return 0, false
+	}
+	d := time.Second << retry
+	if s, err := strconv.Atoi(strings.TrimSpace(h.Get("Retry-After"))); err == nil && s >= 0 {
+		d = time.Duration(s) * time.Second
+	}
+	return d, d <= maxRetryWait
+}
+
 
 // apiError is a non-2xx answer from Central.
 type apiError struct {
@@ -103,6 +130,7 @@ func (c *central) do(ctx context.Context, method, path string, q url.Values, bod
 		u += "?" + q.Encode()
 	}
 	stale := ""
+	retries := 0
 	for attempt := 0; ; attempt++ {
 		tok, err := c.accessToken(ctx, stale)
 		if err != nil {
@@ -133,6 +161,19 @@ func (c *central) do(ctx context.Context, method, path string, q url.Values, bod
 		if resp.StatusCode == http.StatusUnauthorized && attempt == 0 {
 			stale = tok
 			continue
+		}
+		if resp.StatusCode == http.StatusTooManyRequests && method == http.MethodGet {
+			if d, ok := retryWait(resp.Header, retries); ok {
+				retries++
+				wait := c.wait
+				if wait == nil {
+					wait = sleepCtx
+				}
+				if err := wait(ctx, d); err != nil {
+					return nil, fmt.Errorf("calling central %s %s: waiting out a rate limit: %w", method, path, err)
+				}
+				continue
+			}
 		}
 		if resp.StatusCode < 200 || resp.StatusCode > 299 {
 			return nil, &apiError{Method: method, Path: path, Status: resp.StatusCode, Message: errorMessage(data)}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -217,5 +218,49 @@ func TestParseInjection(t *testing.T) {
 	}
 	if _, err := ParseInjection("nope"); err == nil || !strings.Contains(err.Error(), "extra-pagination") {
 		t.Errorf("unknown name: err = %v, want one listing the known names", err)
+	}
+}
+
+// A read answered 429 is retried twice, after the Retry-After Central
+// sends, else after 1 s then 2 s; a write is not retried, nor a wait past
+// maxRetryWait. The wait is injected: nothing sleeps.
+func TestRetryAfterOn429(t *testing.T) {
+	for name, tc := range map[string]struct {
+		method     string
+		throttled  int    // requests answered 429 first
+		retryAfter string // their Retry-After
+		waits      string
+		ok         bool
+	}{
+		"retry-after honoured":      {http.MethodGet, 1, "3", "3s", true},
+		"backoff without it":        {http.MethodGet, 2, "", "1s,2s", true},
+		"gives up after two":        {http.MethodGet, 3, "1", "1s,1s", false},
+		"too long a wait":           {http.MethodGet, 1, "3600", "", false},
+		"a write is not sent twice": {http.MethodPost, 1, "1", "", false},
+	} {
+		calls := 0
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/token" {
+				json.NewEncoder(w).Encode(map[string]any{"access_token": "t", "expires_in": 3600})
+				return
+			}
+			calls++
+			if calls <= tc.throttled {
+				if tc.retryAfter != "" {
+					w.Header().Set("Retry-After", tc.retryAfter)
+				}
+				w.WriteHeader(http.StatusTooManyRequests)
+				return
+			}
+			w.Write([]byte(`{}`))
+		}))
+		var waits []string
+		c := &central{base: ts.URL, tokenURL: ts.URL + "/token", id: "id", secret: "s", hc: ts.Client(),
+			wait: func(_ context.Context, d time.Duration) error { waits = append(waits, d.String()); return nil }}
+		_, err := c.do(context.Background(), tc.method, "/items", nil, nil, nil)
+		ts.Close()
+		if (err == nil) != tc.ok || strings.Join(waits, ",") != tc.waits {
+			t.Errorf("%s: err %v, waits %v; want ok %v, waits %q", name, err, waits, tc.ok, tc.waits)
+		}
 	}
 }
