@@ -66,8 +66,9 @@ Pointing an MCP server at it:
   4. A server that caches tokens can be pre-seeded with FAKECENTRAL_TOKEN:
      the fake always accepts it.
 
-Fixtures: site-a (default), campus, incident, or a directory holding
-fixture.yaml; see fakecentral/fixtures/README.md for every entity id.`,
+Fixtures: site-a (default), campus, incident, branches, or a directory
+holding fixture.yaml; see fakecentral/fixtures/README.md for every entity
+id.`,
 		Example: `  bench fake serve
   bench fake serve --fixture campus --addr 127.0.0.1:8080 --journal journal.jsonl`,
 		Args: cobra.NoArgs,
@@ -76,7 +77,7 @@ fixture.yaml; see fakecentral/fixtures/README.md for every entity id.`,
 		},
 	}
 	f := serve.Flags()
-	f.StringVar(&opts.fixture, "fixture", "site-a", "embedded fixture name (site-a, campus, incident) or a directory holding fixture.yaml")
+	f.StringVar(&opts.fixture, "fixture", "site-a", "embedded fixture name (site-a, campus, incident, branches) or a directory holding fixture.yaml")
 	f.StringVar(&opts.addr, "addr", "127.0.0.1:0", "API listen address (loopback only)")
 	f.StringVar(&opts.proxyAddr, "proxy-addr", "127.0.0.1:0", "interception proxy listen address (loopback only)")
 	f.StringVar(&opts.journal, "journal", "", "write the journal as JSON lines to this file on exit")
