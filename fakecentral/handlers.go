@@ -57,6 +57,12 @@ func buildRoutes() []*route {
 	// Clients.
 	add(both("GET", mon+"clients", clients))
 	add(both("GET", mon+"clients/{mac-address}", clientDetail))
+	add(both("GET", mon+"clients/{mac-address}/mobility-trail", mobilityTrail))
+	add(both("GET", mon+"clients-topn-usage", clientsTopNUsage))
+	add(both("GET", mon+"clients-trend", clientsTrend))
+	add(both("GET", mon+"top-aps-by-usage", topAPs("all")))
+	add(both("GET", mon+"top-aps-by-wireless-usage", topAPs("wireless")))
+	add(both("GET", mon+"top-aps-by-wired-usage", topAPs("wired")))
 
 	// WLANs.
 	add(both("GET", mon+"wlans", wlans))
