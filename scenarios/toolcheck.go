@@ -218,11 +218,19 @@ func (s *Scenario) checkDistractors(byServer map[string]map[string]*toolSchema, 
 			}
 			continue
 		}
+		// A bare name is a tool of some server: checked when a server the
+		// scenario names has a list (lists of other servers only say
+		// nothing of this scenario's tools).
+		named := false
+		for server := range s.ExpectedTools {
+			_, captured := byServer[server]
+			named = named || captured
+		}
 		found := false
 		for _, tools := range byServer {
 			found = found || tools[d] != nil
 		}
-		if !found {
+		if named && !found {
 			errs = append(errs, s.errAt(p, "no server lists a tool %q (lists: %s)", d, strings.Join(sortedKeys(byServer), ", ")))
 		}
 	}
