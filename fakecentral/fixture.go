@@ -416,7 +416,54 @@ func (f *Fixture) validate() error {
 		}
 		macs[c.MAC] = true
 	}
+	return f.validateTimes()
+}
+
+// validateTimes refuses a time that is neither RFC 3339 nor a negative Go
+// duration relative to now ("-15m", "-36h"; Go has no day unit, so "-2d"
+// is refused, never read as some default).
+func (f *Fixture) validateTimes() error {
+	check := func(kind string, i int, field, v string) error {
+		if v == "" || validStamp(v) {
+			return nil
+		}
+		return &entityError{kind, i, fmt.Sprintf(" %s: %q is neither RFC 3339 nor a duration before now such as \"-15m\" or \"-48h\" (no day unit)", field, v)}
+	}
+	for i, d := range f.Devices {
+		if err := check("devices", i, "lastSeen", d.LastSeen); err != nil {
+			return err
+		}
+	}
+	for i, c := range f.Clients {
+		if err := check("clients", i, "connectedAt", c.ConnectedAt); err != nil {
+			return err
+		}
+	}
+	for i, a := range f.Alerts {
+		if err := check("alerts", i, "createdAt", a.CreatedAt); err != nil {
+			return err
+		}
+	}
+	for i, e := range f.Events {
+		if err := check("events", i, "time", e.Time); err != nil {
+			return err
+		}
+	}
+	for i, fw := range f.Firmware {
+		if err := check("firmware", i, "lastUpgradedAt", fw.LastUpgradedAt); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+func validStamp(s string) bool {
+	if strings.HasPrefix(s, "-") {
+		_, err := time.ParseDuration(s)
+		return err == nil
+	}
+	_, err := time.Parse(time.RFC3339, s)
+	return err == nil
 }
 
 // Kinds lists the entity kinds HasEntity knows.
