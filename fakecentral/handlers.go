@@ -93,6 +93,9 @@ func buildRoutes() []*route {
 	add(both("GET", "/network-config/{v}/config-health/devices", configHealthDevices))
 	add(both("GET", "/network-config/{v}/config-health/active-issue", activeIssue))
 	add(both("POST", "/network-config/{v}/config-health/devices-resync", resync, writes, withClass(ClassWrite)))
+	// Undocumented; the shapes the servers read (scope.go).
+	add(both("GET", "/network-config/{v}/scope-maps", scopeMaps))
+	add(one("GET", "/cnxdevice/v1/debug/get_scope_data", scopeData))
 	for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
 		add(both(m, "/network-config/{v}/{resource}", configObject, writes))
 		add(both(m, "/network-config/{v}/{resource}/{name}", configObject, writes))
