@@ -429,29 +429,32 @@ func (f *Fixture) validateTimes() error {
 		}
 		return &entityError{kind, i, fmt.Sprintf(" %s: %q is neither RFC 3339 nor a duration before now such as \"-15m\" or \"-48h\" (no day unit)", field, v)}
 	}
-	for i, d := range f.Devices {
-		if err := check("devices", i, "lastSeen", d.LastSeen); err != nil {
-			return err
-		}
+	type stamped struct {
+		kind, field string
+		values      []string
 	}
-	for i, c := range f.Clients {
-		if err := check("clients", i, "connectedAt", c.ConnectedAt); err != nil {
-			return err
-		}
+	all := []stamped{{kind: "devices", field: "lastSeen"}, {kind: "clients", field: "connectedAt"},
+		{kind: "alerts", field: "createdAt"}, {kind: "events", field: "time"}, {kind: "firmware", field: "lastUpgradedAt"}}
+	for _, d := range f.Devices {
+		all[0].values = append(all[0].values, d.LastSeen)
 	}
-	for i, a := range f.Alerts {
-		if err := check("alerts", i, "createdAt", a.CreatedAt); err != nil {
-			return err
-		}
+	for _, c := range f.Clients {
+		all[1].values = append(all[1].values, c.ConnectedAt)
 	}
-	for i, e := range f.Events {
-		if err := check("events", i, "time", e.Time); err != nil {
-			return err
-		}
+	for _, a := range f.Alerts {
+		all[2].values = append(all[2].values, a.CreatedAt)
 	}
-	for i, fw := range f.Firmware {
-		if err := check("firmware", i, "lastUpgradedAt", fw.LastUpgradedAt); err != nil {
-			return err
+	for _, e := range f.Events {
+		all[3].values = append(all[3].values, e.Time)
+	}
+	for _, fw := range f.Firmware {
+		all[4].values = append(all[4].values, fw.LastUpgradedAt)
+	}
+	for _, st := range all {
+		for i, v := range st.values {
+			if err := check(st.kind, i, st.field, v); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
