@@ -17,40 +17,45 @@ func TestGoldenLoads(t *testing.T) {
 	}
 }
 
-// TestGoldenComposition pins the suite's shape the methodology asks for:
-// at least 100 scenarios, 8 per intent family, 20 adversarial, every
-// category present, and a smoke stage that stays small.
+// TestGoldenComposition pins the suite's shape (issue 19, item 5; the
+// evaluation guide's mature suite): at least 250 scenarios, core 120, edge
+// 40, safety 30, negative 25, multi-step 35, every intent family 20,
+// distractor tools named in 60, 15 that page the campus bundle to its end
+// at a small page size, and the four fixtures used.
 func TestGoldenComposition(t *testing.T) {
 	list, err := Golden()
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := Count(list)
-	if c.Total < 100 {
-		t.Errorf("%d scenarios, want at least 100", c.Total)
+	if c.Total < 250 {
+		t.Errorf("%d scenarios, want at least 250", c.Total)
 	}
 	for _, s := range suites {
-		want := 8
-		if s == "adversarial" {
-			want = 20
-		}
-		if c.Suites[s] < want {
-			t.Errorf("suite %s has %d scenarios, want at least %d", s, c.Suites[s], want)
+		if c.Suites[s] < 20 {
+			t.Errorf("suite %s has %d scenarios, want at least 20", s, c.Suites[s])
 		}
 	}
-	for _, cat := range categories {
-		if c.Categories[cat] < 5 {
-			t.Errorf("category %s has %d scenarios, want at least 5", cat, c.Categories[cat])
+	for cat, want := range map[string]int{"core": 120, "edge": 40, "safety": 30, "negative": 25, "multi-step": 35} {
+		if c.Categories[cat] < want {
+			t.Errorf("category %s has %d scenarios, want at least %d", cat, c.Categories[cat], want)
 		}
 	}
-	distractors := 0
+	if c.Distractors < 60 {
+		t.Errorf("%d scenarios name distractors, want at least 60", c.Distractors)
+	}
+	if c.Paging["campus"] < 15 {
+		t.Errorf("%d scenarios page the campus bundle to its end at a small page size, want at least 15", c.Paging["campus"])
+	}
+	for _, fx := range []string{"site-a", "campus", "incident", "branches"} {
+		if c.Fixtures[fx] == 0 {
+			t.Errorf("no scenario on fixture %s", fx)
+		}
+	}
 	for _, s := range list {
-		if s.HasTag("distractor") {
-			distractors++
+		if len(s.Distractors) > 0 && !s.HasTag("distractor") {
+			t.Errorf("%s names distractors without the distractor tag", s.ID)
 		}
-	}
-	if distractors < 8 {
-		t.Errorf("%d distractor scenarios, want at least 8", distractors)
 	}
 }
 

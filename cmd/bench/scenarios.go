@@ -68,6 +68,9 @@ type scenarioSummary struct {
 	Servers   []string `json:"servers"`
 	File      string   `json:"file"`
 	Intent    string   `json:"intent"`
+	// Distractors and PageSize are the scenario's (omitted when none).
+	Distractors []string `json:"distractors,omitempty"`
+	PageSize    int      `json:"page_size,omitempty"`
 }
 
 type scenarioListing struct {
@@ -116,6 +119,7 @@ func runScenariosList(a *app, opts *scenariosListOptions) error {
 		out.Scenarios = append(out.Scenarios, scenarioSummary{
 			ID: s.ID, Suite: s.Suite, Category: s.Category, WriteGate: s.WriteGate,
 			Fixture: s.Fixture, Tags: tags, Servers: servers, File: s.File, Intent: s.Intent,
+			Distractors: s.Distractors, PageSize: s.PageSize,
 		})
 	}
 	if opts.json {
