@@ -58,7 +58,6 @@ func retryWait(h http.Header, retry int) (time.Duration, bool) {
 	return d, d <= maxRetryWait
 }
 
-
 // apiError is a non-2xx answer from Central.
 type apiError struct {
 	Method, Path string
