@@ -6,7 +6,8 @@ import "encoding/json"
 // the envelope Central's lists use: "next" null or empty (cursor lists),
 // "offset" null (config lists, where it is the next offset), or a
 // numeric offset whose page reaches "total". A body that is no list
-// envelope, or was not kept, proves nothing.
+// envelope, or was not kept, proves nothing, and neither does an empty
+// page of a list that has items (one asked for past its end).
 func lastPage(body json.RawMessage) bool {
 	var env map[string]json.RawMessage
 	if len(body) == 0 || json.Unmarshal(body, &env) != nil {
@@ -20,6 +21,9 @@ func lastPage(body json.RawMessage) bool {
 	isNull := func(r json.RawMessage) bool { return string(r) == "null" || string(r) == `""` }
 	count, hasCount := num("count")
 	total, hasTotal := num("total")
+	if hasCount && hasTotal && count == 0 && total > 0 {
+		return false // a page past the end read nothing of the list
+	}
 	if next, ok := env["next"]; ok {
 		return isNull(next)
 	}

@@ -10,18 +10,20 @@ import (
 
 func TestLastPage(t *testing.T) {
 	for body, want := range map[string]bool{
-		`{"count":25,"items":[],"next":"2","total":1140}`:        false,
-		`{"count":15,"items":[],"next":null,"total":1140}`:       true,
-		`{"count":25,"items":[],"next":"","total":25}`:           true,
-		`{"count":100,"items":[],"offset":0,"total":168}`:        false,
-		`{"count":68,"items":[],"offset":100,"total":168}`:       true,
-		`{"count":20,"items":[],"offset":"20","total":45}`:       false,
-		`{"count":5,"items":[],"offset":null,"total":45}`:        true,
-		`{"count":3,"devices":[],"total":3}`:                     true,
-		`{"count":3,"devices":[],"total":9}`:                     false,
-		`{"serial":"CNAPA0101"}`:                                 false,
-		`not json`:                                               false,
-		``:                                                       false,
+		`{"count":25,"items":[],"next":"2","total":1140}`:  false,
+		`{"count":15,"items":[],"next":null,"total":1140}`: true,
+		`{"count":25,"items":[],"next":"","total":25}`:     true,
+		`{"count":100,"items":[],"offset":0,"total":168}`:  false,
+		`{"count":68,"items":[],"offset":100,"total":168}`: true,
+		`{"count":20,"items":[],"offset":"20","total":45}`: false,
+		`{"count":5,"items":[],"offset":null,"total":45}`:  true,
+		`{"count":3,"devices":[],"total":3}`:               true,
+		`{"count":3,"devices":[],"total":9}`:               false,
+		`{"serial":"CNAPA0101"}`:                           false,
+		`not json`:                                         false,
+		`{"count":0,"items":[],"next":null,"total":1140}`:  false,
+		`{"count":0,"items":[],"next":null,"total":0}`:     true,
+		``: false,
 		`{"count":1,"items":[],"offset":"x","total":1,"next":1}`: false,
 	} {
 		if got := lastPage(json.RawMessage(body)); got != want {
