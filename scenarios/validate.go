@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 )
 
 // Catalog is what validation needs to know about the fake Central. The
@@ -549,6 +550,7 @@ func validationMessage(err error) string {
 	if !errors.As(err, &ve) {
 		return err.Error()
 	}
+	sortKinds(ve)
 	var parts []string
 	for _, u := range ve.BasicOutput().Errors {
 		if u.Error != nil {
@@ -560,6 +562,26 @@ func validationMessage(err error) string {
 	}
 	slices.Sort(parts)
 	return strings.Join(slices.Compact(parts), "; ")
+}
+
+// sortKinds sorts the property lists the validator fills from a map (the
+// additional properties of an object, in the document's map order), so a
+// message names them in the same order on every run: it reaches models,
+// whose requests are keyed, and reports.
+func sortKinds(ve *jsonschema.ValidationError) {
+	switch k := ve.ErrorKind.(type) {
+	case *kind.AdditionalProperties:
+		slices.Sort(k.Properties)
+	case *kind.Required:
+		slices.Sort(k.Missing)
+	case *kind.Dependency:
+		slices.Sort(k.Missing)
+	case *kind.DependentRequired:
+		slices.Sort(k.Missing)
+	}
+	for _, c := range ve.Causes {
+		sortKinds(c)
+	}
 }
 
 // compileSchema compiles a schema (decoded YAML or JSON) for CompileSchema.
