@@ -7,7 +7,7 @@
 //   - Fixture (bundle): a YAML file with a name, a fixed "now", a seed and the
 //     entities of a tenant (sites, devices, clients, WLANs, alerts, events,
 //     firmware, config health, NAC and other config objects, troubleshooting
-//     outputs). Bundles ship embedded (site-a, campus, incident; see
+//     outputs). Bundles ship embedded (site-a, campus, incident, branches; see
 //     fixtures/README.md) or load from a path. A bundle's Version is the
 //     SHA-256 of its bytes ("sha256:<hex>"); it goes into every trace.
 //   - State: the per-run copy of a fixture's entities. Writes change the

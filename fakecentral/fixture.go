@@ -275,7 +275,7 @@ func FixtureNames() []string {
 }
 
 // LoadFixture loads an embedded bundle by name ("site-a", "campus",
-// "incident"), or a bundle from a path: a .yaml file, or a directory holding
+// "incident", "branches"), or a bundle from a path: a .yaml file, or a directory holding
 // fixture.yaml. Each call parses the bundle; a Fixture is only read, so a
 // long-lived caller (a Recorder, a scorer) loads each once and shares it
 // with every fake it starts.
