@@ -214,7 +214,7 @@ func contractTargets(f *Fixture) []string {
 		"/network-config/v1alpha1/cnac-mac-reg", "/network-config/v1alpha1/roles",
 		"/network-monitoring/v1/clients/00:00:00:00:00:01", "/network-monitoring/v1/clients?bogus=1",
 		m + "swarms", "/network-config/v1/sites",
-		m + "clients-topn-usage", m + "clients-topn-usage?limit=3&site-id=" + site, m + "clients-trend?" + win, m + "clients-trend?group-by=status",
+		m + "clients-topn-usage", m + "clients-topn-usage?limit=3&site-id=" + site, m + "clients-trend?" + win, m + "clients-trend?group-by=ROLE&type=WIRELESS", m + "clients-trend?group-by=wlan",
 		m + "clients/" + mac + "/mobility-trail", m + "top-aps-by-usage", m + "top-aps-by-wireless-usage?site-id=" + site, m + "top-aps-by-wired-usage",
 	}
 	for _, d := range f.Devices {

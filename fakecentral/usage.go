@@ -1,6 +1,8 @@
 package fakecentral
 
 import (
+	"cmp"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -44,24 +46,16 @@ func (rq *request) scopedClients(st *state) []*Client {
 	return out
 }
 
-func topLimit(rq *request, def, maxN int) (int, *apiError) {
-	return intParam(rq, "limit", def, 1, maxN)
-}
-
+// clientsTopNUsage ranks the scoped clients by usage (limit: the
+// OpenAPI's 1 to 100, default 5).
 func clientsTopNUsage(w http.ResponseWriter, rq *request, st *state) *apiError {
-	limit, err := topLimit(rq, 10, 100)
+	limit, err := intParam(rq, "limit", 5, 1, 100)
 	if err != nil {
 		return err
 	}
 	cs := rq.scopedClients(st)
 	slices.SortStableFunc(cs, func(a, b *Client) int {
-		if ua, ub := clientUsage(a), clientUsage(b); ua != ub {
-			if ua > ub {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.MAC, b.MAC)
+		return cmp.Or(cmp.Compare(clientUsage(b), clientUsage(a)), strings.Compare(a.MAC, b.MAC))
 	})
 	items := []any{}
 	for _, c := range cs {
@@ -80,39 +74,29 @@ func clientsTopNUsage(w http.ResponseWriter, rq *request, st *state) *apiError {
 	return nil
 }
 
-// topAPs ranks APs by their clients' usage: wireless, wired (clients on
-// an AP's ports) or both.
+// topAPs ranks the APs of the scoped clients by their clients' usage:
+// wireless, wired (clients on an AP's ports) or both (limit: the
+// OpenAPI's TopAPsLimit, 0 to 25, default 10).
 func topAPs(kind string) handler {
 	return func(w http.ResponseWriter, rq *request, st *state) *apiError {
-		limit, err := topLimit(rq, 10, 100)
+		limit, err := intParam(rq, "limit", 10, 0, 25)
 		if err != nil {
 			return err
 		}
-		siteID, siteName := rq.query.Get("site-id"), rq.query.Get("site-name")
 		total := map[string]int64{}
-		for _, c := range st.clients {
-			if kind == "wireless" && c.Type != "Wireless" || kind == "wired" && c.Type != "Wired" {
-				continue
-			}
-			total[c.Device] += clientUsage(c)
-		}
 		var aps []*Device
-		for _, d := range st.devices {
-			if d.Type != "ACCESS_POINT" || siteID != "" && d.Site != siteID || siteName != "" && !strings.EqualFold(st.site(d.Site).Name, siteName) {
+		for _, c := range rq.scopedClients(st) {
+			d := st.dev[c.Device]
+			if d.Type != "ACCESS_POINT" || kind == "wireless" && c.Type != "Wireless" || kind == "wired" && c.Type != "Wired" || clientUsage(c) == 0 {
 				continue
 			}
-			if total[d.Serial] > 0 {
+			if total[d.Serial] == 0 {
 				aps = append(aps, d)
 			}
+			total[d.Serial] += clientUsage(c)
 		}
 		slices.SortStableFunc(aps, func(a, b *Device) int {
-			if total[a.Serial] != total[b.Serial] {
-				if total[a.Serial] > total[b.Serial] {
-					return -1
-				}
-				return 1
-			}
-			return strings.Compare(a.Serial, b.Serial)
+			return cmp.Or(cmp.Compare(total[b.Serial], total[a.Serial]), strings.Compare(a.Serial, b.Serial))
 		})
 		items := []any{}
 		for _, d := range aps[:min(limit, len(aps))] {
@@ -124,35 +108,68 @@ func topAPs(kind string) handler {
 	}
 }
 
-// clientsTrend counts the clients over the window in 5-minute samples
-// (3 hours past a day): each sample holds the connected clients the
-// fixture has, by connection type (group-by "type", the default) or by
-// status. The count is the fixture's at every sample: it is a snapshot.
+// trendGroups are the OpenAPI's group-by values of /clients-trend and what
+// each groups the connected clients by.
+var trendGroups = map[string]func(st *state, c *Client) string{
+	"TYPE":  func(_ *state, c *Client) string { return c.Type },
+	"ROLE":  func(_ *state, c *Client) string { return c.Role },
+	"VLAN":  func(_ *state, c *Client) string { return c.VLAN },
+	"WLAN":  func(_ *state, c *Client) string { return c.WLAN },
+	"RADIO": func(_ *state, c *Client) string { return c.Band },
+	"SECURITY": func(st *state, c *Client) string {
+		for _, w := range st.wlans {
+			if w.Name == c.WLAN {
+				sec, _ := wirelessSecurity(w.Security)
+				return sec
+			}
+		}
+		return ""
+	},
+	"PROTOCOL": func(_ *state, c *Client) string {
+		return map[string]string{"6 GHz": "802.11ax", "5 GHz": "802.11ax", "2.4 GHz": "802.11n"}[c.Band]
+	},
+}
+
+// clientsTrend counts the scoped, connected clients over the window in
+// 5-minute samples (3 hours past a day), grouped as group-by says (the
+// OpenAPI's TYPE, the default, ROLE, VLAN, WLAN, RADIO, SECURITY,
+// PROTOCOL; more than five groups fold into the top four and "Others", as
+// it documents) and filtered by type (ALL, WIRELESS, WIRED). Every sample
+// holds the fixture's count: it is a snapshot.
 func clientsTrend(w http.ResponseWriter, rq *request, st *state) *apiError {
 	from, to, err := rq.trendWindow(st)
 	if err != nil {
 		return err
 	}
-	cs := rq.scopedClients(st)
-	keys := []string{"Wireless", "Wired"}
-	count := func(c *Client, k string) bool { return c.Status == "Connected" && c.Type == k }
-	switch g := strings.ToLower(rq.query.Get("group-by")); g {
-	case "", "type", "connection-type", "client-connection-type":
-	case "status":
-		keys = []string{"Connected", "Failed"}
-		count = func(c *Client, k string) bool { return c.Status == k }
-	default:
-		return badRequest("Invalid value for group-by: %q", rq.query.Get("group-by"))
+	groupBy := strings.ToUpper(cmp.Or(rq.query.Get("group-by"), "TYPE"))
+	group := trendGroups[groupBy]
+	if group == nil {
+		return badRequest("Invalid value for group-by: %q (allowed TYPE, ROLE, VLAN, WLAN, RADIO, SECURITY, PROTOCOL)", rq.query.Get("group-by"))
+	}
+	typ := strings.ToUpper(cmp.Or(rq.query.Get("type"), "ALL"))
+	if typ != "ALL" && typ != "WIRELESS" && typ != "WIRED" {
+		return badRequest("Invalid value for type: %q (allowed ALL, WIRELESS, WIRED)", rq.query.Get("type"))
+	}
+	counts := map[string]int{}
+	for _, c := range rq.scopedClients(st) {
+		if c.Status != "Connected" || typ != "ALL" && !strings.EqualFold(c.Type, typ) {
+			continue
+		}
+		if k := group(st, c); k != "" {
+			counts[k]++
+		}
+	}
+	keys := slices.Collect(maps.Keys(counts))
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(cmp.Compare(counts[b], counts[a]), strings.Compare(a, b)) })
+	if len(keys) > 5 {
+		for _, k := range keys[4:] {
+			counts["Others"] += counts[k]
+		}
+		keys = append(keys[:4:4], "Others")
 	}
 	data := make([]any, len(keys))
 	for i, k := range keys {
-		n := 0
-		for _, c := range cs {
-			if count(c, k) {
-				n++
-			}
-		}
-		data[i] = float64(n)
+		data[i] = float64(counts[k])
 	}
 	step, interval := 5*time.Minute, "5 mins"
 	if to.Sub(from) > 24*time.Hour {
@@ -160,18 +177,17 @@ func clientsTrend(w http.ResponseWriter, rq *request, st *state) *apiError {
 	}
 	samples := []any{}
 	for t := from.Truncate(step); !t.After(to) && len(samples) < 2160; t = t.Add(step) {
-		if t.Before(from) {
-			continue
+		if !t.Before(from) {
+			samples = append(samples, map[string]any{"timestamp": st.ts(t), "data": data})
 		}
-		samples = append(samples, map[string]any{"timestamp": st.ts(t), "data": data})
 	}
 	writeJSON(w, 200, map[string]any{"id": "clients-trend", "type": "network-monitoring/client-monitoring", "interval": interval, "keys": keys, "samples": samples})
 	return nil
 }
 
-// mobilityTrail is a wireless client's roams: it joined its AP from the
-// site's AP before it (by serial) when it connected; a client alone on its
-// site's only AP, or wired, has not roamed.
+// mobilityTrail is a wireless client's roams: it joined its AP, when it
+// connected, from the first other online AP of its site (fixture order);
+// a client alone on its site's only AP, or wired, has not roamed.
 func mobilityTrail(w http.ResponseWriter, rq *request, st *state) *apiError {
 	mac := strings.ToLower(rq.param("mac-address"))
 	if !validMAC(mac) {
@@ -186,8 +202,9 @@ func mobilityTrail(w http.ResponseWriter, rq *request, st *state) *apiError {
 	if c.Type == "Wireless" && d != nil {
 		var from *Device
 		for _, o := range st.devices {
-			if o.Type == "ACCESS_POINT" && o.Site == d.Site && o.Serial != d.Serial && o.Status == "ONLINE" && (from == nil || o.Serial < d.Serial) {
+			if o.Type == "ACCESS_POINT" && o.Site == d.Site && o.Serial != d.Serial && o.Status == "ONLINE" {
 				from = o
+				break
 			}
 		}
 		if from != nil {

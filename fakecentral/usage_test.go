@@ -64,3 +64,45 @@ func TestUsageAgreesWithTheFixture(t *testing.T) {
 		t.Errorf("unknown client: %d", st)
 	}
 }
+
+// The clients trend groups as the OpenAPI's group-by says, folds more than
+// five groups into the top four and "Others", filters by type, and refuses
+// a group-by it does not document.
+func TestClientsTrendGroups(t *testing.T) {
+	c := New(&Options{Fixture: MustLoadFixture("campus")})
+	last := func(query string) ([]any, []any) {
+		t.Helper()
+		st, _, b := do(t, c, "GET", "/network-monitoring/v1/clients-trend?"+query, "")
+		if st != 200 {
+			t.Fatalf("%s: %d %s", query, st, b)
+		}
+		m := decode(t, b)
+		samples := m["samples"].([]any)
+		return m["keys"].([]any), samples[len(samples)-1].(map[string]any)["data"].([]any)
+	}
+	sum := func(data []any) (n float64) {
+		for _, v := range data {
+			n += v.(float64)
+		}
+		return n
+	}
+	_, all := last("")
+	keys, wireless := last("group-by=wlan&type=WIRELESS")
+	if len(keys) != 4 || sum(wireless) > sum(all) || sum(wireless) == 0 {
+		t.Errorf("wireless by WLAN: %v %v; all %v", keys, wireless, all)
+	}
+	keys, byVLAN := last("group-by=VLAN")
+	if len(keys) > 5 || sum(byVLAN) != sum(all) {
+		t.Errorf("by VLAN: %v %v, all %v", keys, byVLAN, sum(all))
+	}
+	// site-a's connected clients have six roles: the top four and Others.
+	c = New(&Options{Fixture: MustLoadFixture("site-a")})
+	_, all = last("")
+	keys, byRole := last("group-by=ROLE")
+	if len(keys) != 5 || keys[4] != "Others" || sum(byRole) != sum(all) {
+		t.Errorf("site-a by role: %v %v, all %v", keys, byRole, sum(all))
+	}
+	if st, _, _ := do(t, c, "GET", "/network-monitoring/v1/clients-trend?group-by=status", ""); st != 400 {
+		t.Errorf("group-by=status: %d, want 400", st)
+	}
+}
