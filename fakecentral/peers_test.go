@@ -1,6 +1,7 @@
 package fakecentral
 
 import (
+	"slices"
 	"testing"
 )
 
@@ -14,14 +15,10 @@ func TestPeerFieldExpectations(t *testing.T) {
 		// The first site with an active alert (Sites[0] in site-a, campus
 		// and incident; branches lists Boston-BackBay first, which has none).
 		site := fx.Sites[0].ID
-	pick:
-		for _, s := range fx.Sites {
-			for _, a := range fx.Alerts {
-				if a.Site == s.ID && a.Status == "Active" {
-					site = s.ID
-					break pick
-				}
-			}
+		if i := slices.IndexFunc(fx.Sites, func(s Site) bool {
+			return slices.ContainsFunc(fx.Alerts, func(a Alert) bool { return a.Site == s.ID && a.Status == "Active" })
+		}); i >= 0 {
+			site = fx.Sites[i].ID
 		}
 		win := "&start-at=" + fx.Now().Add(-24*3600e9).Format("2006-01-02T15:04:05.000Z") + "&end-at=" + fx.Now().Format("2006-01-02T15:04:05.000Z")
 		cases := []struct {
