@@ -27,6 +27,10 @@ type Record struct {
 	Suite    string
 	Runs     []RunSpec
 	ModelRef traces.ModelRef
+	// Sampling is sent with every run's requests. A seed is the first
+	// run's: run i of a scenario is sent seed+i, so that repeats at a
+	// temperature above 0 sample differently and each stays reproducible
+	// from the seed recorded in its requests.
 	Sampling llm.Sampling
 	// NewModel builds the model of a run.
 	NewModel func(*scenarios.Scenario) (llm.Model, error)
@@ -110,8 +114,13 @@ func (r *Record) Run(ctx context.Context) (*RecordResult, error) {
 	res := &RecordResult{ByOutcome: map[traces.Outcome]int{}, Failures: map[traces.ErrorKind]int{},
 		NotStored: map[recorder.NoResultReason][]error{}}
 	job := func(rs RunSpec) *recorder.Job {
+		s := r.Sampling
+		if s.Seed != nil {
+			seed := *s.Seed + int64(rs.Index)
+			s.Seed = &seed
+		}
 		return &recorder.Job{Suite: r.Suite, Scenario: rs.Scenario, Profile: r.Profile, ModelRef: r.ModelRef,
-			Sampling: r.Sampling, RunIndex: rs.Index}
+			Sampling: s, RunIndex: rs.Index}
 	}
 	// The runs' state in the store: to record, stored (skipped), or
 	// stored with outcome error (recorded again).

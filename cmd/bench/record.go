@@ -111,7 +111,7 @@ parameters for this server, then submits its reference result).
 	f.StringVar(&opts.server, "server", "", "server profile (servers/*.yaml, or an mcpServers JSON file[#NAME])")
 	f.StringVar(&opts.model, "model", "", `model spec: "openai:MODEL", "anthropic:MODEL", "baseline" or "oracle"`)
 	intVarMin(f, &opts.runs, "runs", scenarios.DefaultRuns, 1, "runs per scenario (default: the stage's runs with --stage, else 5)")
-	f.Int64Var(&opts.seed, "seed", 0, "seed passed to the model and recorded")
+	f.Int64Var(&opts.seed, "seed", 0, "seed of a live model's first run; run i of a scenario gets seed+i (sent and recorded)")
 	floatVarRange(f, &opts.temperature, "temperature", 0, 0, 2, "sampling temperature (default: the provider's)")
 	intVarMin(f, &opts.parallel, "parallel", 1, 1, "runs executed at once")
 	f.StringVar(&opts.shard, "shard", "", "record only slice i of n of the run list, as i/n")
