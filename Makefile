@@ -12,7 +12,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 BIN     := bin/bench
 
-.PHONY: all build test lint vet fmt bench fuzz demo clean test-servers release release-check
+.PHONY: all build test lint vet fmt bench fuzz demo demo-live clean test-servers test-local-model local-model release release-check
 
 all: build
 
@@ -25,8 +25,16 @@ release: ## stripped release binaries for linux and darwin (amd64, arm64) in dis
 release-check: ## build this machine's release binary, type-check the other targets
 	@bash scripts/release.sh --check
 
-test: lint release-check test-servers ## lint, release check, then every test
+test: lint release-check test-servers ## lint, release check, every test, then the model in the loop
 	BENCH_LIBFAKETIME=$${BENCH_LIBFAKETIME:-$$(bash scripts/build-libfaketime.sh)} $(GO) test -count=1 ./...
+	@$(MAKE) --no-print-directory test-local-model
+
+test-local-model: build ## the local model server's tests, then record with the real model and replay without it (skipped, saying why, where it is not installed)
+	@if command -v node >/dev/null; then bash scripts/local-model.sh test; else echo "node not found: the local model server's tests are skipped"; fi
+	@BENCH=$(abspath $(BIN)) bash scripts/local-model-e2e.sh
+
+local-model: ## install the local model (1.1 GB, once per machine): README, "Real model runs with no key"
+	@bash scripts/local-model.sh install
 
 test-servers: ## npm MCP servers the recorder tests run against (skipped without Node.js)
 	@bash scripts/install-test-servers.sh
@@ -55,6 +63,9 @@ fuzz: ## run every fuzz target for FUZZTIME each
 
 demo: build ## the main job: see README
 	@bash scripts/demo.sh
+
+demo-live: build ## the main job with a real language model, offline (installs it first if needed)
+	@bash scripts/demo-live.sh
 
 clean:
 	rm -rf bin .bench
