@@ -14,7 +14,9 @@
 #
 # Everything lives in BENCH_LOCAL_MODEL_DIR (default ~/.cache/bench/local-model,
 # outside any checkout, so that clean clones on one machine share it): the
-# runtime (~85 MB), the model (1.04 GiB). install downloads only what is
+# runtime (~85 MB), the model (1.04 GiB), and the saved prompt-prefix states
+# (state/, ~100 MB each, the newest 8: a server's system prompt and tool
+# definitions are evaluated once per machine, not once per start). install downloads only what is
 # missing; start and everything after it download nothing. A running
 # server's pid, address and log are in BENCH_LOCAL_MODEL_RUN (default the
 # same directory): a test starts its own server in a directory of its own.
@@ -120,7 +122,8 @@ start() {
   rm -f "$run/server.url"
   : >"$run/server.log"
   (cd "$dir/runtime" && exec node server.mjs --model "$dir/model.gguf" --model-id "$model_id" \
-    --port "$port" --threads "$threads" --repair "$repair" >"$run/server.out" 2>>"$run/server.log") &
+    --port "$port" --threads "$threads" --repair "$repair" --state-dir "$dir/state" --model-sha256 "$MODEL_SHA256" \
+    >"$run/server.out" 2>>"$run/server.log") &
   echo $! >"$run/server.pid"
   echo "$model_id" >"$run/server.model"
   say "loading $model_id (about 15 s) ..."

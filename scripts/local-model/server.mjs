@@ -9,11 +9,22 @@
 //
 //   node server.mjs --model FILE --model-id ID [--port 0] [--threads N]
 //                   [--ctx 8192] [--repair tagless-json|none]
+//                   [--state-dir DIR --model-sha256 HEX]
+//
+// With --state-dir, the evaluated state of a prompt whose prefix was not
+// cached is saved there (keyed by the model's sha256 and the prompt's
+// tokens), and a server that starts cold loads the saved state that shares
+// the longest prefix with its first prompt: the system prompt and tool
+// definitions of a server are evaluated once per machine, not once per
+// start.
 //
 // It prints "listening on http://127.0.0.1:PORT" once the model is loaded.
 
+import { createHash } from "node:crypto";
+import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
+import path from "node:path";
 import { parseArgs } from "node:util";
 import { getLlama, LlamaCompletion, LlamaLogLevel } from "node-llama-cpp";
 import {
@@ -39,6 +50,8 @@ const { values: opt } = parseArgs({
     ctx: { type: "string", default: "8192" },
     repair: { type: "string", default: "tagless-json" },
     "default-max-tokens": { type: "string", default: "1024" },
+    "state-dir": { type: "string" },
+    "model-sha256": { type: "string" },
   },
 });
 if (!opt.model || !opt["model-id"]) {
@@ -84,12 +97,74 @@ console.error(`loaded ${opt.model} in ${Date.now() - t0} ms; threads ${threads};
 // One generation at a time: requests queue on this promise.
 let queue = Promise.resolve();
 
+// The prefix state cache on disk (--state-dir): STATE.bin beside STATE.json
+// (the tokens it holds). Only states of this model file are ever read.
+const stateDir = opt["state-dir"] && opt["model-sha256"] ? path.join(opt["state-dir"], opt["model-sha256"].slice(0, 16)) : null;
+const minShared = 256; // tokens a saved state must share with a prompt to be worth loading
+const keepStates = 8;
+let triedState = false;
+
+function commonPrefix(a, b) {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
+}
+
+async function loadState(tokens) {
+  if (!stateDir || triedState || sequence.nextTokenIndex > 0) return;
+  triedState = true;
+  let best = null;
+  for (const f of fs.existsSync(stateDir) ? fs.readdirSync(stateDir) : []) {
+    if (!f.endsWith(".json")) continue;
+    try {
+      const saved = JSON.parse(fs.readFileSync(path.join(stateDir, f), "utf8"));
+      const n = commonPrefix(saved.tokens, tokens);
+      if (n >= minShared && n > (best?.n ?? 0)) best = { n, file: path.join(stateDir, f.replace(/\.json$/, ".bin")) };
+    } catch {
+      // a state being written, or damaged: not used
+    }
+  }
+  if (!best) return;
+  const t = Date.now();
+  try {
+    await sequence.loadStateFromFile(best.file, { acceptRisk: true });
+    console.error(`loaded a saved prefix state (${best.n} tokens shared) in ${Date.now() - t} ms`);
+  } catch (e) {
+    console.error(`could not load ${best.file}: ${e?.message ?? e}`);
+    await sequence.clearHistory();
+  }
+}
+
+async function saveState() {
+  if (!stateDir) return;
+  const tokens = sequence.contextTokens.slice();
+  const key = createHash("sha256").update(JSON.stringify(tokens)).digest("hex").slice(0, 24);
+  fs.mkdirSync(stateDir, { recursive: true });
+  const bin = path.join(stateDir, key + ".bin");
+  await sequence.saveStateToFile(bin + ".tmp");
+  fs.renameSync(bin + ".tmp", bin);
+  fs.writeFileSync(path.join(stateDir, key + ".json.tmp"), JSON.stringify({ tokens }));
+  fs.renameSync(path.join(stateDir, key + ".json.tmp"), path.join(stateDir, key + ".json"));
+  // Keep the newest few.
+  const all = fs
+    .readdirSync(stateDir)
+    .filter((f) => f.endsWith(".bin"))
+    .map((f) => ({ f, m: fs.statSync(path.join(stateDir, f)).mtimeMs }))
+    .sort((a, b) => b.m - a.m);
+  for (const { f } of all.slice(keepStates)) {
+    fs.rmSync(path.join(stateDir, f), { force: true });
+    fs.rmSync(path.join(stateDir, f.replace(/\.bin$/, ".json")), { force: true });
+  }
+}
+
 async function generate(req, signal) {
   const prompt = render(template, req, special);
   const tokens = model.tokenize(prompt, true);
   if (tokens.length >= context.contextSize) {
     throw new RequestError(`the prompt is ${tokens.length} tokens; the context holds ${context.contextSize} (--ctx)`);
   }
+  await loadState(tokens);
   const { firstDifferentIndex } = sequence.compareContextTokens(tokens);
   const s = req.sampling;
   const maxTokens = Math.min(s.maxTokens ?? defaultMaxTokens, context.contextSize - tokens.length);
@@ -104,11 +179,16 @@ async function generate(req, signal) {
     stopOnAbortSignal: false,
     onToken: (t) => (completionTokens += t.length),
   });
+  const cached = Math.min(firstDifferentIndex, tokens.length - 1);
+  if (stateDir && tokens.length - cached >= minShared * 4) {
+    // Most of the prompt was evaluated afresh: keep it for the next start.
+    await saveState().catch((e) => console.error(`could not save the prefix state: ${e?.message ?? e}`));
+  }
   return {
     prompt,
     text: res.response,
     promptTokens: tokens.length,
-    cachedTokens: Math.min(firstDifferentIndex, tokens.length - 1),
+    cachedTokens: cached,
     completionTokens,
     stop: res.metadata.stopReason === "maxTokens" ? "max_tokens" : "stop",
   };
