@@ -42,8 +42,9 @@
 // # Retries
 //
 // SDK retries are switched off. The live providers retry with a bounded
-// [RetryPolicy] of bench's own (408, 429 and 5xx; exponential backoff;
-// Retry-After honoured) and report every failed attempt, in
+// [RetryPolicy] of bench's own (408, 409, 429 and 5xx, and a request past
+// the policy's AttemptTimeout; exponential backoff; Retry-After and
+// retry-after-ms honoured) and report every failed attempt, in
 // [Response.Retries] or, when the call finally fails, through [RetriesOf],
 // so the recorder can store them as events. API keys never appear in an
 // error: providers pass every message through [Redact].

@@ -24,8 +24,9 @@ const (
 	ClassUnavailable ErrorClass = "unavailable"
 	// ClassTransient: the provider failed in a way that may pass: HTTP
 	// 408, 409, 429 or 5xx after bench's retries, a connection that broke
-	// mid-answer, an answer that does not decode, a call past the turn
-	// timeout.
+	// mid-answer, an answer that does not decode, a request past the
+	// request timeout on every attempt ([*TimeoutError]), a call past the
+	// turn timeout.
 	ClassTransient ErrorClass = "transient"
 	// ClassRefused: the provider refused this request (another 4xx: a
 	// tool schema it does not accept, a context grown too long with the

@@ -95,7 +95,9 @@ func CommonPrefix(a, b []Message) int {
 
 // ToolCall is one call of a tool by the model.
 type ToolCall struct {
-	ID   string `json:"id"`
+	ID string `json:"id"`
+	// Name is the tool called; empty when the model wrote a call that
+	// names none (a malformed call, which the agent answers with an error).
 	Name string `json:"name"`
 	// Arguments is always a JSON object. When the model produced something
 	// that is not one, Arguments is {} and InvalidArguments holds the raw
@@ -170,7 +172,8 @@ type Response struct {
 	// Model is the model the provider says answered, when it says.
 	Model string `json:"model,omitempty"`
 	// Retries lists the failed attempts that preceded this answer. It is
-	// not part of the stored answer: the recorder stores retries as events.
+	// not part of the stored answer: the recorder stores them beside the
+	// turn (traces.Turn's attempts and retries).
 	Retries []Attempt `json:"-"`
 }
 
@@ -180,8 +183,8 @@ func (r *Response) Message() Message {
 }
 
 // Validate reports the first structural problem of r: an unknown role, a
-// tool message without a call id, a tool without a name, an input schema or
-// arguments that are not JSON objects.
+// tool message without a call id, a tool definition without a name, an
+// input schema or arguments that are not JSON objects.
 func (r *Request) Validate() error {
 	if r == nil {
 		return errors.New("nil request")
@@ -203,10 +206,9 @@ func (r *Request) Validate() error {
 		switch m.Role {
 		case RoleUser:
 		case RoleAssistant:
+			// A call may name no tool: a model wrote a malformed call, and
+			// the conversation echoes it as it was.
 			for j, c := range m.ToolCalls {
-				if c.Name == "" {
-					return fmt.Errorf("messages[%d].tool_calls[%d]: empty name", i, j)
-				}
 				if len(c.Arguments) > 0 && !IsJSONObject(c.Arguments) {
 					return fmt.Errorf("messages[%d].tool_calls[%d] %q: arguments are not a JSON object", i, j, c.Name)
 				}

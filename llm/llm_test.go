@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -84,6 +85,12 @@ func TestValidate(t *testing.T) {
 	}
 	if err := conversation("c1", `{}`).Validate(); err != nil {
 		t.Errorf("valid request: %v", err)
+	}
+	// A model's malformed call that names no tool is echoed as it was.
+	r := conversation("c1", `{}`)
+	r.Messages[1].ToolCalls[0].Name = ""
+	if err := r.Validate(); err != nil {
+		t.Errorf("a conversation echoing a call that names no tool: %v", err)
 	}
 }
 
@@ -256,5 +263,42 @@ func TestSchemaMembers(t *testing.T) {
 		if _, err := SchemaMembers(json.RawMessage(bad)); err == nil {
 			t.Errorf("SchemaMembers(%s) accepted a schema that is not one JSON object", bad)
 		}
+	}
+}
+
+// An attempt past AttemptTimeout is a *TimeoutError, retried with bench's
+// backoff and transient once the attempts run out; the end of the
+// caller's own context is neither retried nor called a timeout.
+func TestRetryPolicyAttemptTimeout(t *testing.T) {
+	var slept []time.Duration
+	p := RetryPolicy{MaxAttempts: 3, AttemptTimeout: 5 * time.Millisecond, Provider: "x",
+		Sleep: func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil }}
+	hang := func(ctx context.Context) error { <-ctx.Done(); return fmt.Errorf("x: %w", ctx.Err()) }
+	n := 0
+	attempts, err := p.Do(context.Background(), func(ctx context.Context) error {
+		n++
+		if n == 1 {
+			return hang(ctx)
+		}
+		return nil
+	})
+	if err != nil || n != 2 || len(attempts) != 1 || attempts[0].Error != "x: no answer within the request timeout (5ms)" || attempts[0].Wait != time.Second {
+		t.Errorf("a hung attempt then an answer: err %v, %d calls, attempts %+v", err, n, attempts)
+	}
+	n = 0
+	_, err = p.Do(context.Background(), func(ctx context.Context) error { n++; return hang(ctx) })
+	var te *TimeoutError
+	if n != 3 || !errors.As(err, &te) || Classify(err) != ClassTransient || len(RetriesOf(err)) != 2 ||
+		!strings.Contains(err.Error(), "(gave up after 3 attempts)") {
+		t.Errorf("always hung: %d calls, err %v (class %q)", n, err, Classify(err))
+	}
+	if d := cmp.Diff([]time.Duration{time.Second, time.Second, 2 * time.Second}, slept); d != "" {
+		t.Errorf("backoff (-want +got):\n%s", d)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n = 0
+	_, err = p.Do(ctx, func(c context.Context) error { n++; cancel(); return hang(c) })
+	if n != 1 || errors.As(err, &te) || !errors.Is(err, context.Canceled) {
+		t.Errorf("the caller's cancel: %d calls, err %v", n, err)
 	}
 }

@@ -33,6 +33,15 @@ type RetryPolicy struct {
 	Now func() time.Time
 	// OnRetry, if set, is called for each failed attempt before waiting.
 	OnRetry func(Attempt)
+	// AttemptTimeout bounds each attempt: one HTTP request of a provider,
+	// its answer read whole. An attempt past it fails with a
+	// [*TimeoutError], which is retried like a temporary API error (the
+	// provider hung; it may answer the next request). Zero: no bound but
+	// ctx's.
+	AttemptTimeout time.Duration
+	// Provider names the provider in the errors Do makes itself (an
+	// attempt past AttemptTimeout). The providers set it.
+	Provider string
 }
 
 // Attempt describes one failed call that was retried.
@@ -65,6 +74,24 @@ func (e *APIError) Error() string {
 	}
 	return s
 }
+
+// TimeoutError is an attempt that got no whole answer within the retry
+// policy's AttemptTimeout (the request timeout). It is transient: it
+// unwraps to context.DeadlineExceeded.
+type TimeoutError struct {
+	Provider string
+	Timeout  time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	s := fmt.Sprintf("no answer within the request timeout (%s)", e.Timeout)
+	if e.Provider != "" {
+		s = e.Provider + ": " + s
+	}
+	return s
+}
+
+func (e *TimeoutError) Unwrap() error { return context.DeadlineExceeded }
 
 // Temporary reports whether the call may succeed if repeated: 408, 409,
 // 429 and 5xx.
@@ -107,35 +134,46 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Do calls call until it succeeds, fails with an error that is not a
-// temporary [*APIError], or the attempts run out. It returns the failed
-// attempts that were retried. A final error is wrapped so that [RetriesOf]
-// returns the same list.
+// Do calls call until it succeeds, fails with an error that is neither a
+// temporary [*APIError] nor an attempt past AttemptTimeout, or the
+// attempts run out. Each call gets a context bounded by AttemptTimeout. It
+// returns the failed attempts that were retried. A final error is wrapped
+// so that [RetriesOf] returns the same list.
 func (p RetryPolicy) Do(ctx context.Context, call func(context.Context) error) ([]Attempt, error) {
 	p = p.withDefaults()
 	var attempts []Attempt
 	backoff := p.BaseDelay
 	for n := 1; ; n++ {
-		err := call(ctx)
+		err := p.attempt(ctx, call)
 		if err == nil {
 			return attempts, nil
 		}
 		var apiErr *APIError
-		if !errors.As(err, &apiErr) || !apiErr.Temporary() || n >= p.MaxAttempts || ctx.Err() != nil {
-			if n > 1 && errors.As(err, &apiErr) && apiErr.Temporary() {
+		isAPI := errors.As(err, &apiErr)
+		var timeout *TimeoutError
+		retryable := isAPI && apiErr.Temporary() || errors.As(err, &timeout)
+		if !retryable || n >= p.MaxAttempts || ctx.Err() != nil {
+			switch {
+			case n > 1 && retryable:
 				err = fmt.Errorf("%w (gave up after %d attempts)", err, n)
+			case n > 1:
+				err = fmt.Errorf("%w (after %d attempts)", err, n)
 			}
 			return attempts, WithRetries(attempts, err)
 		}
 		wait := min(backoff, p.MaxDelay)
-		if apiErr.RetryAfter > 0 {
-			if apiErr.RetryAfter > p.MaxDelay {
-				err = fmt.Errorf("server asked to retry after %s, more than the %s limit: %w", apiErr.RetryAfter, p.MaxDelay, err)
-				return attempts, WithRetries(attempts, err)
+		a := Attempt{Attempt: n, Error: err.Error()}
+		if isAPI {
+			a.StatusCode, a.RetryAfter = apiErr.StatusCode, apiErr.RetryAfter
+			if apiErr.RetryAfter > 0 {
+				if apiErr.RetryAfter > p.MaxDelay {
+					err = fmt.Errorf("server asked to retry after %s, more than the %s limit: %w", apiErr.RetryAfter, p.MaxDelay, err)
+					return attempts, WithRetries(attempts, err)
+				}
+				wait = apiErr.RetryAfter
 			}
-			wait = apiErr.RetryAfter
 		}
-		a := Attempt{Attempt: n, StatusCode: apiErr.StatusCode, Error: err.Error(), Wait: wait, RetryAfter: apiErr.RetryAfter}
+		a.Wait = wait
 		attempts = append(attempts, a)
 		if p.OnRetry != nil {
 			p.OnRetry(a)
@@ -145,6 +183,22 @@ func (p RetryPolicy) Do(ctx context.Context, call func(context.Context) error) (
 		}
 		backoff *= 2
 	}
+}
+
+// attempt makes one call, bounded by AttemptTimeout: a call that fails
+// once that bound passed, and not ctx's, failed for want of an answer in
+// time, whatever its error says.
+func (p RetryPolicy) attempt(ctx context.Context, call func(context.Context) error) error {
+	if p.AttemptTimeout <= 0 {
+		return call(ctx)
+	}
+	actx, cancel := context.WithTimeout(ctx, p.AttemptTimeout)
+	defer cancel()
+	err := call(actx)
+	if err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
+		return &TimeoutError{Provider: p.Provider, Timeout: p.AttemptTimeout}
+	}
+	return err
 }
 
 // ParseRetryAfter reads how long a server asked to wait: the

@@ -37,7 +37,9 @@ type Options struct {
 	BaseURL string
 	// HTTPClient defaults to a new client using http.DefaultTransport.
 	HTTPClient *http.Client
-	// Retry is bench's retry policy; its zero value is the default.
+	// Retry is bench's retry policy; its zero value is the default. Its
+	// AttemptTimeout bounds each HTTP request (the CLI's --request-timeout),
+	// in place of the SDK's own timeout of a non-streaming request.
 	Retry llm.RetryPolicy
 }
 
@@ -78,7 +80,15 @@ func New(model string, opts *Options) (*Model, error) {
 	if o.APIKey != "" {
 		ropts = append(ropts, option.WithAPIKey(o.APIKey))
 	}
-	return &Model{model: model, key: o.APIKey, retry: o.Retry, client: ant.NewClient(ropts...)}, nil
+	if o.Retry.AttemptTimeout > 0 {
+		// The SDK bounds a non-streaming request by a time it derives
+		// from max_tokens (10 minutes at most, and it refuses a larger
+		// max_tokens) unless told a timeout: bench's bounds each attempt.
+		ropts = append(ropts, option.WithRequestTimeout(o.Retry.AttemptTimeout))
+	}
+	retry := o.Retry
+	retry.Provider = "anthropic"
+	return &Model{model: model, key: o.APIKey, retry: retry, client: ant.NewClient(ropts...)}, nil
 }
 
 // Name returns "anthropic:MODEL".
@@ -238,14 +248,14 @@ func response(msg *ant.Message) (*llm.Response, error) {
 		},
 	}
 	var texts []string
-	for i, b := range msg.Content {
+	for _, b := range msg.Content {
 		switch b.Type {
 		case "text":
 			texts = append(texts, b.Text)
 		case "tool_use":
-			if b.Name == "" {
-				return nil, fmt.Errorf("anthropic: content[%d]: tool_use without a name", i)
-			}
+			// A tool_use without a name is the model's malformed call (a
+			// compatible server passing on what a small model wrote):
+			// kept, for the agent to answer with an error.
 			call := llm.ToolCall{ID: b.ID, Name: b.Name, Arguments: json.RawMessage("{}")}
 			raw := strings.TrimSpace(string(b.Input))
 			switch {

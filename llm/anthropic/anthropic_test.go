@@ -3,6 +3,7 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -17,20 +18,30 @@ const testKey = "sk-ant-test-SECRET-0123456789"
 
 func newModel(t *testing.T, replies ...scripted.Reply) (*Model, *scripted.Server, *[]time.Duration) {
 	t.Helper()
+	return newModelWith(t, nil, replies...)
+}
+
+// newModelWith is newModel with its options changed by opt first.
+func newModelWith(t *testing.T, opt func(*Options), replies ...scripted.Reply) (*Model, *scripted.Server, *[]time.Duration) {
+	t.Helper()
 	// The environment must not redirect traffic or change the key.
 	t.Setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:1/env")
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-from-env")
 	t.Setenv("ANTHROPIC_AUTH_TOKEN", "tok-from-env")
 	srv := scripted.Start(t, replies...)
 	var slept []time.Duration
-	m, err := New("claude-test", &Options{
+	o := &Options{
 		APIKey:  testKey,
 		BaseURL: srv.URL,
 		Retry: llm.RetryPolicy{
 			MaxAttempts: 3,
 			Sleep:       func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil },
 		},
-	})
+	}
+	if opt != nil {
+		opt(o)
+	}
+	m, err := New("claude-test", o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,4 +282,99 @@ func TestErrorClasses(t *testing.T) {
 	if got := llm.Classify(err); got != llm.ClassUnavailable {
 		t.Errorf("connection refused: Classify(%v) = %q, want unavailable", err, got)
 	}
+}
+
+// A provider that never answers is an error of that attempt, past the
+// request timeout (Retry.AttemptTimeout), retried like a 5xx; the SDK's
+// own bound on a non-streaming request gives way to it.
+func TestRequestTimeoutRetried(t *testing.T) {
+	m, srv, slept := newModelWith(t, func(o *Options) { o.Retry.AttemptTimeout = 20 * time.Millisecond },
+		scripted.Reply{Hang: true}, scripted.Reply{Status: 200, Body: finalTurn})
+	resp, err := m.Generate(context.Background(), testRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := srv.Requests()
+	if len(got) != 2 {
+		t.Fatalf("server saw %d requests, want 2 (the one that hung, then its retry)", len(got))
+	}
+	scripted.SameWire(t, string(got[0].Raw), got[1].Raw)
+	want := []llm.Attempt{{Attempt: 1, Error: "anthropic: no answer within the request timeout (20ms)", Wait: time.Second}}
+	if d := cmp.Diff(want, resp.Retries); d != "" {
+		t.Errorf("Retries (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]time.Duration{time.Second}, *slept); d != "" {
+		t.Errorf("waits (-want +got):\n%s", d)
+	}
+}
+
+// A provider that hangs on every attempt fails the turn transiently.
+func TestRequestTimeoutExhausted(t *testing.T) {
+	m, _, _ := newModelWith(t, func(o *Options) { o.Retry.AttemptTimeout = 20 * time.Millisecond },
+		scripted.Reply{Hang: true}, scripted.Reply{Hang: true}, scripted.Reply{Hang: true})
+	_, err := m.Generate(context.Background(), testRequest())
+	if err == nil || !strings.Contains(err.Error(), "no answer within the request timeout (20ms) (gave up after 3 attempts)") {
+		t.Fatalf("err = %v", err)
+	}
+	if got := llm.Classify(err); got != llm.ClassTransient {
+		t.Errorf("Classify = %q, want transient", got)
+	}
+	if n := len(llm.RetriesOf(err)); n != 2 {
+		t.Errorf("RetriesOf = %d attempts, want 2", n)
+	}
+}
+
+// The provider's backoff is honoured in each form it is given:
+// retry-after-ms first, then Retry-After in seconds or as an HTTP date.
+func TestRetryAfterForms(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	m, srv, slept := newModelWith(t, func(o *Options) { o.Retry.Now = func() time.Time { return now } },
+		scripted.Reply{Status: 429, Header: map[string]string{"retry-after-ms": "750", "Retry-After": "9"}, Body: `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`},
+		scripted.Reply{Status: 529, Header: map[string]string{"Retry-After": now.Add(20 * time.Second).Format(http.TimeFormat)}, Body: `{"type":"error","error":{"type":"overloaded_error","message":"overloaded"}}`},
+		scripted.Reply{Status: 200, Body: finalTurn})
+	resp, err := m.Generate(context.Background(), testRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(srv.Requests()); n != 3 {
+		t.Errorf("server saw %d requests, want 3", n)
+	}
+	if d := cmp.Diff([]time.Duration{750 * time.Millisecond, 20 * time.Second}, *slept); d != "" {
+		t.Errorf("waits (-want +got):\n%s", d)
+	}
+	if len(resp.Retries) != 2 || resp.Retries[0].RetryAfter != 750*time.Millisecond || resp.Retries[1].RetryAfter != 20*time.Second || resp.Retries[1].StatusCode != 529 {
+		t.Errorf("Retries = %+v", resp.Retries)
+	}
+}
+
+// A tool_use that names no tool (a compatible server passing on a small
+// model's malformed call) is kept for the agent to answer, and echoed back
+// as it was; max_tokens reaches the wire as asked.
+func TestMalformedCallKept(t *testing.T) {
+	const nameless = `{"id":"msg_3","type":"message","role":"assistant","model":"claude-test-2026",
+ "content":[{"type":"tool_use","id":"toolu_x","name":"","input":{"_malformed":"list_alerts("}}],
+ "stop_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":5}}`
+	m, srv, _ := newModel(t, scripted.Reply{Status: 200, Body: nameless}, scripted.Reply{Status: 200, Body: finalTurn})
+	req := testRequest()
+	req.Sampling = llm.Sampling{MaxTokens: 1024}
+	resp, err := m.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []llm.ToolCall{{ID: "toolu_x", Name: "", Arguments: json.RawMessage(`{"_malformed":"list_alerts("}`)}}
+	if d := cmp.Diff(want, resp.ToolCalls); d != "" {
+		t.Fatalf("calls (-want +got):\n%s", d)
+	}
+	req.Messages = append(req.Messages, resp.Message(), llm.Message{Role: llm.RoleTool, ToolCallID: "toolu_x", Content: "error: the call names no tool", IsError: true})
+	if _, err := m.Generate(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	wantWire := `{"model":"claude-test","max_tokens":1024,"system":[{"type":"text","text":"You operate Aruba Central."}],"messages":[` +
+		`{"role":"user","content":[{"type":"text","text":"Where is client aa:bb:cc:dd:ee:ff?"}]},` +
+		`{"role":"assistant","content":[{"type":"tool_use","id":"toolu_x","name":"","input":{"_malformed":"list_alerts("}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_x","is_error":true,"content":[{"type":"text","text":"error: the call names no tool"}]}]}],` +
+		`"tools":[{"name":"find_client","description":"Find a client by MAC.","input_schema":{"type":"object","properties":{"mac":{"type":"string"}},"required":["mac"],"additionalProperties":false}},` +
+		`{"name":"list_alerts","description":"List alerts.","input_schema":{"type":"object","properties":{}}}],` +
+		`"tool_choice":{"type":"any"}}`
+	scripted.SameWire(t, wantWire, srv.Requests()[1].Raw)
 }

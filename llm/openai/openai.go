@@ -35,7 +35,8 @@ type Options struct {
 	BaseURL string
 	// HTTPClient defaults to a new client using http.DefaultTransport.
 	HTTPClient *http.Client
-	// Retry is bench's retry policy; its zero value is the default.
+	// Retry is bench's retry policy; its zero value is the default. Its
+	// AttemptTimeout bounds each HTTP request (the CLI's --request-timeout).
 	Retry llm.RetryPolicy
 	// LegacyMaxTokens sends Sampling.MaxTokens as "max_tokens" instead of
 	// "max_completion_tokens", for older OpenAI-compatible servers.
@@ -81,10 +82,12 @@ func New(model string, opts *Options) (*Model, error) {
 	if o.APIKey != "" {
 		ropts = append(ropts, option.WithAPIKey(o.APIKey))
 	}
+	retry := o.Retry
+	retry.Provider = "openai"
 	return &Model{
 		model:  model,
 		key:    o.APIKey,
-		retry:  o.Retry,
+		retry:  retry,
 		legacy: o.LegacyMaxTokens,
 		svc:    oai.NewChatCompletionService(ropts...),
 	}, nil
@@ -219,9 +222,9 @@ func (m *Model) response(c *oai.ChatCompletion) (*llm.Response, error) {
 		if tc.Type != "" && tc.Type != "function" {
 			return nil, fmt.Errorf("openai: tool call %d has unsupported type %q", i, tc.Type)
 		}
-		if tc.Function.Name == "" {
-			return nil, fmt.Errorf("openai: tool call %d has no function name", i)
-		}
+		// A call with no function name is the model's malformed call
+		// (an OpenAI-compatible server passing on what a small model
+		// wrote): kept, for the agent to answer with an error.
 		call := llm.ToolCall{ID: tc.ID, Name: tc.Function.Name}
 		raw := strings.TrimSpace(tc.Function.Arguments)
 		switch {

@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -19,19 +20,29 @@ const testKey = "sk-test-SECRET-0123456789"
 // whose sleeps are recorded instead of slept.
 func newModel(t *testing.T, replies ...scripted.Reply) (*Model, *scripted.Server, *[]time.Duration) {
 	t.Helper()
+	return newModelWith(t, nil, replies...)
+}
+
+// newModelWith is newModel with its options changed by opt first.
+func newModelWith(t *testing.T, opt func(*Options), replies ...scripted.Reply) (*Model, *scripted.Server, *[]time.Duration) {
+	t.Helper()
 	// The environment must not redirect traffic or change the key.
 	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/env/")
 	t.Setenv("OPENAI_API_KEY", "sk-from-env")
 	srv := scripted.Start(t, replies...)
 	var slept []time.Duration
-	m, err := New("gpt-test", &Options{
+	o := &Options{
 		APIKey:  testKey,
 		BaseURL: srv.URL + "/v1",
 		Retry: llm.RetryPolicy{
 			MaxAttempts: 3,
 			Sleep:       func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil },
 		},
-	})
+	}
+	if opt != nil {
+		opt(o)
+	}
+	m, err := New("gpt-test", o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,5 +319,100 @@ func TestErrorClasses(t *testing.T) {
 	_, err = m.Generate(context.Background(), testRequest())
 	if got := llm.Classify(err); got != llm.ClassUnavailable {
 		t.Errorf("connection refused: Classify(%v) = %q, want unavailable", err, got)
+	}
+}
+
+// A provider that never answers is an error of that attempt, past the
+// request timeout (Retry.AttemptTimeout), retried like a 5xx: the retry's
+// answer is the turn's, and the attempt that hung is in Response.Retries.
+// The same request is sent again, byte for byte.
+func TestRequestTimeoutRetried(t *testing.T) {
+	m, srv, slept := newModelWith(t, func(o *Options) { o.Retry.AttemptTimeout = 20 * time.Millisecond },
+		scripted.Reply{Hang: true}, scripted.Reply{Status: 200, Body: finalTurn})
+	resp, err := m.Generate(context.Background(), testRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := srv.Requests()
+	if len(got) != 2 {
+		t.Fatalf("server saw %d requests, want 2 (the one that hung, then its retry)", len(got))
+	}
+	scripted.SameWire(t, string(got[0].Raw), got[1].Raw)
+	want := []llm.Attempt{{Attempt: 1, Error: "openai: no answer within the request timeout (20ms)", Wait: time.Second}}
+	if d := cmp.Diff(want, resp.Retries); d != "" {
+		t.Errorf("Retries (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]time.Duration{time.Second}, *slept); d != "" {
+		t.Errorf("waits (-want +got):\n%s", d)
+	}
+}
+
+// A provider that hangs on every attempt fails the turn transiently (the
+// run is no result about the server), saying how often it was asked.
+func TestRequestTimeoutExhausted(t *testing.T) {
+	m, _, _ := newModelWith(t, func(o *Options) { o.Retry.AttemptTimeout = 20 * time.Millisecond },
+		scripted.Reply{Hang: true}, scripted.Reply{Hang: true}, scripted.Reply{Hang: true})
+	_, err := m.Generate(context.Background(), testRequest())
+	if err == nil || !strings.Contains(err.Error(), "no answer within the request timeout (20ms) (gave up after 3 attempts)") {
+		t.Fatalf("err = %v", err)
+	}
+	if got := llm.Classify(err); got != llm.ClassTransient {
+		t.Errorf("Classify = %q, want transient", got)
+	}
+	if n := len(llm.RetriesOf(err)); n != 2 {
+		t.Errorf("RetriesOf = %d attempts, want 2", n)
+	}
+}
+
+// The provider's backoff is honoured in each form it is given: OpenAI's
+// retry-after-ms first, then Retry-After in seconds or as an HTTP date;
+// without one, bench's own backoff.
+func TestRetryAfterForms(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	m, srv, slept := newModelWith(t, func(o *Options) { o.Retry.Now = func() time.Time { return now } },
+		scripted.Reply{Status: 429, Header: map[string]string{"retry-after-ms": "1500", "Retry-After": "9"}, Body: `{"error":{"message":"slow down"}}`},
+		scripted.Reply{Status: 503, Header: map[string]string{"Retry-After": now.Add(30 * time.Second).Format(http.TimeFormat)}, Body: `{}`},
+		scripted.Reply{Status: 200, Body: finalTurn})
+	resp, err := m.Generate(context.Background(), testRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(srv.Requests()); n != 3 {
+		t.Errorf("server saw %d requests, want 3", n)
+	}
+	if d := cmp.Diff([]time.Duration{1500 * time.Millisecond, 30 * time.Second}, *slept); d != "" {
+		t.Errorf("waits (-want +got):\n%s", d)
+	}
+	if len(resp.Retries) != 2 || resp.Retries[0].RetryAfter != 1500*time.Millisecond || resp.Retries[1].RetryAfter != 30*time.Second || resp.Retries[1].StatusCode != 503 {
+		t.Errorf("Retries = %+v", resp.Retries)
+	}
+}
+
+// A small model's malformed call (no function name, arguments that are
+// not JSON) is kept for the agent to answer, and echoed back as it was.
+func TestMalformedCallKept(t *testing.T) {
+	const nameless = `{"id":"chatcmpl-3","object":"chat.completion","created":3,"model":"gpt-test-2026",
+ "choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,
+  "tool_calls":[{"id":"call_x","type":"function","function":{"name":"","arguments":"list_alerts(severity=critical)"}}]}}],
+ "usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`
+	m, srv, _ := newModel(t, scripted.Reply{Status: 200, Body: nameless}, scripted.Reply{Status: 200, Body: finalTurn})
+	req := testRequest()
+	resp, err := m.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []llm.ToolCall{{ID: "call_x", Name: "", Arguments: json.RawMessage(`{}`), InvalidArguments: "list_alerts(severity=critical)"}}
+	if d := cmp.Diff(want, resp.ToolCalls); d != "" {
+		t.Fatalf("calls (-want +got):\n%s", d)
+	}
+	req.Messages = append(req.Messages, resp.Message(), llm.Message{Role: llm.RoleTool, ToolCallID: "call_x", Content: "error: the call names no tool", IsError: true})
+	if _, err := m.Generate(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	msgs := srv.Requests()[1].Body["messages"].([]any)
+	wantEcho := map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"id": "call_x", "type": "function",
+		"function": map[string]any{"name": "", "arguments": "list_alerts(severity=critical)"}}}}
+	if d := cmp.Diff(wantEcho, msgs[2]); d != "" {
+		t.Errorf("the malformed call is not echoed as the model wrote it (-want +got):\n%s", d)
 	}
 }

@@ -19,6 +19,10 @@ type Reply struct {
 	Status int
 	Header map[string]string
 	Body   string
+	// Hang answers nothing: the request is held until the client gives up
+	// on it (its context ends, the connection closes), as a provider that
+	// hangs does.
+	Hang bool
 }
 
 // Request is what the server saw.
@@ -58,6 +62,25 @@ func (s *Server) Requests() []Request {
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rep, ok := s.next(r)
+	if !ok {
+		w.WriteHeader(http.StatusTeapot)
+		return
+	}
+	if rep.Hang {
+		<-r.Context().Done()
+		return
+	}
+	for k, v := range rep.Header {
+		w.Header().Set(k, v)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(rep.Status)
+	io.WriteString(w, rep.Body)
+}
+
+// next keeps r and returns the reply it gets.
+func (s *Server) next(r *http.Request) (Reply, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b, _ := io.ReadAll(r.Body)
@@ -68,17 +91,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.got = append(s.got, Request{Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Raw: b})
 	if len(s.replies) == 0 {
 		s.t.Errorf("unexpected request %d to %s", len(s.got), r.URL.Path)
-		w.WriteHeader(http.StatusTeapot)
-		return
+		return Reply{}, false
 	}
 	rep := s.replies[0]
 	s.replies = s.replies[1:]
-	for k, v := range rep.Header {
-		w.Header().Set(k, v)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(rep.Status)
-	io.WriteString(w, rep.Body)
+	return rep, true
 }
 
 // SameWire fails t unless the body the client sent equals want, both
