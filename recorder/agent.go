@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/mcpbench/bench/llm"
@@ -91,7 +92,9 @@ type Loop struct {
 	Sampling       llm.Sampling
 	MaxTurns       int
 	Exec           Executor
-	// TurnTimeout bounds one model call; 0 means no bound beyond ctx.
+	// TurnTimeout bounds one model call, its retries included; 0 means no
+	// bound beyond ctx (a live provider bounds each of its requests:
+	// llm.RetryPolicy.AttemptTimeout).
 	TurnTimeout time.Duration
 	// Now measures model latencies; default time.Now.
 	Now func() time.Time
@@ -112,9 +115,16 @@ type Loop struct {
 // if none did: the run's error event keeps it in words only.
 func (l *Loop) ModelError() error { return l.modelErr }
 
-// Run runs the loop and returns its outcome: answered, text, max_turns or
-// error. A model error that has an Outcome() traces.Outcome method (a
-// replay miss) ends the run with that outcome instead of error.
+// Run runs the loop and returns its outcome: answered, text, max_turns,
+// loop (the same call traces.LoopCalls times in a row; the last is not
+// run), max_tokens (a turn cut by the max-tokens limit that calls no tool)
+// or error. A model error that has an Outcome() traces.Outcome method (a
+// replay miss) ends the run with that outcome instead of error. What a
+// model writes wrong is answered as a real client answers it, and the run
+// goes on: a call that names no tool, whose arguments are not a JSON
+// object, or of a tool the server does not have gets an error result and
+// is recorded as invalid (traces.InvalidNoName, InvalidArguments,
+// InvalidUnknownTool).
 func (l *Loop) Run(ctx context.Context) traces.Outcome {
 	now := l.Now
 	if now == nil {
@@ -140,6 +150,7 @@ func (l *Loop) Run(ctx context.Context) traces.Outcome {
 	req := &llm.Request{System: system, Messages: []llm.Message{{Role: llm.RoleUser, Content: l.Intent}},
 		Tools: tools, Sampling: l.Sampling}
 	calls := 0
+	var repeats repeatCounter
 	enc := reqkey.NewEncoder(l.Key, l.ToolCache)
 	enc.SetNormalizer(l.Normalize)
 	var est *usageEstimator // for a model that reports no usage
@@ -172,12 +183,9 @@ func (l *Loop) Run(ctx context.Context) traces.Outcome {
 			lat = 0
 		}
 		if err != nil {
-			attempts := len(llm.RetriesOf(err)) + 1
-			msg := err.Error()
-			if attempts > 1 {
-				msg = fmt.Sprintf("%s (after %d attempts)", msg, attempts)
-			}
-			fail(start, traces.ErrorModel, msg)
+			// A retried call's error says how often it was tried
+			// (llm.RetryPolicy).
+			fail(start, traces.ErrorModel, err.Error())
 			var o interface{ Outcome() traces.Outcome }
 			if errors.As(err, &o) && o.Outcome() != "" {
 				return o.Outcome()
@@ -208,17 +216,28 @@ func (l *Loop) Run(ctx context.Context) traces.Outcome {
 		}
 		l.Emit(start, traces.Event{Kind: traces.KindTurn, Turn: &traces.Turn{
 			Index: turn, Key: key, Request: reqJSON, Response: traceResp,
-			Usage: usage, LatencyUS: lat.Microseconds(), Attempts: attemptsOf(resp),
+			Usage: usage, LatencyUS: lat.Microseconds(), Attempts: attemptsOf(resp), Retries: retriesOf(resp),
 		}, Normalized: enc.Normalized()})
+		if len(resp.ToolCalls) == 0 {
+			if resp.StopReason == llm.StopMaxTokens {
+				// Cut mid-answer: what it wrote is in the turn, and is
+				// no answer.
+				return traces.OutcomeMaxTokens
+			}
+			l.Emit(now(), traces.Event{Kind: traces.KindAnswer, Answer: &traces.Answer{Text: resp.Text}})
+			return traces.OutcomeText
+		}
+		resp = withIDs(resp, calls)
 		// Build the next request as a copy: a model (or the replayer) may
 		// keep the request it was given.
 		next := *req
 		next.Messages = append(append([]llm.Message(nil), req.Messages...), resp.Message())
-		if len(resp.ToolCalls) == 0 {
-			l.Emit(now(), traces.Event{Kind: traces.KindAnswer, Answer: &traces.Answer{Text: resp.Text}})
-			return traces.OutcomeText
-		}
 		for _, tc := range resp.ToolCalls {
+			if repeats.add(tc) >= traces.LoopCalls {
+				// The model has had this call's answer twice: it is not
+				// run a third time, and the run ends.
+				return traces.OutcomeLoop
+			}
 			idx := calls
 			calls++
 			at, wat := now(), wall()
@@ -229,8 +248,11 @@ func (l *Loop) Run(ctx context.Context) traces.Outcome {
 			call := &traces.Call{Index: idx, Tool: tc.Name, Arguments: args}
 			var res ToolResult
 			switch {
+			case tc.Name == "":
+				res = ToolResult{Invalid: traces.InvalidNoName, IsError: true,
+					Content: "error: this tool call names no tool; call a tool by the name it is offered under, with its arguments as a JSON object"}
 			case tc.InvalidArguments != "":
-				res = ToolResult{Invalid: "arguments are not a JSON object", IsError: true,
+				res = ToolResult{Invalid: traces.InvalidArguments, IsError: true,
 					Content: fmt.Sprintf("error: the arguments of %s are not a JSON object: %s", tc.Name, llm.Truncate(tc.InvalidArguments, 200))}
 			case tc.Name == llm.SubmitTool && l.ResultSchema != nil:
 				if l.ValidateResult != nil {
@@ -242,7 +264,7 @@ func (l *Loop) Run(ctx context.Context) traces.Outcome {
 				}
 				res = ToolResult{Content: `{"status":"accepted"}`, Result: json.RawMessage(`{"status":"accepted"}`)}
 			case !known[tc.Name]:
-				res = ToolResult{Invalid: "unknown tool", IsError: true,
+				res = ToolResult{Invalid: traces.InvalidUnknownTool, IsError: true,
 					Content: fmt.Sprintf("error: there is no tool named %q", tc.Name)}
 			default:
 				res = l.Exec(ctx, idx, llm.ToolCall{ID: tc.ID, Name: tc.Name, Arguments: args})
@@ -295,6 +317,65 @@ func (l *Loop) toolsJSONOf(tools []llm.Tool) []byte {
 	out = append(out, l.toolsJSON[:len(l.toolsJSON)-1]...)
 	out = append(out, ',')
 	return append(out, rest[1:]...)
+}
+
+// repeatCounter counts how many times in a row the model has made the same
+// call: the same tool with the same arguments (canonical, so key order and
+// spacing do not hide a repeat), or the same text that was not arguments.
+type repeatCounter struct {
+	last string
+	n    int
+}
+
+// add counts call and returns how many times in a row it has been made.
+func (r *repeatCounter) add(call llm.ToolCall) int {
+	args := call.InvalidArguments
+	if args == "" {
+		args = string(call.Arguments)
+		if c, err := traces.Canonical(call.Arguments); err == nil {
+			args = string(c)
+		}
+	}
+	sig := call.Name + "\x00" + args
+	if sig == r.last {
+		r.n++
+	} else {
+		r.last, r.n = sig, 1
+	}
+	return r.n
+}
+
+// withIDs returns resp with an id on every call (bench_call_N, N its index
+// in the run; first is the index of resp's first call), so that its result
+// can answer it: some OpenAI-compatible servers send none. resp is copied
+// when a call needs one: a model may keep what it returned.
+func withIDs(resp *llm.Response, first int) *llm.Response {
+	var out *llm.Response
+	for i, c := range resp.ToolCalls {
+		if c.ID != "" {
+			continue
+		}
+		if out == nil {
+			cp := *resp
+			cp.ToolCalls = slices.Clone(resp.ToolCalls)
+			out = &cp
+		}
+		out.ToolCalls[i].ID = fmt.Sprintf("bench_call_%d", first+i)
+	}
+	if out == nil {
+		return resp
+	}
+	return out
+}
+
+// retriesOf is what the trace keeps of the failed attempts before r.
+func retriesOf(r *llm.Response) []traces.Retry {
+	var out []traces.Retry
+	for _, a := range r.Retries {
+		out = append(out, traces.Retry{Attempt: a.Attempt, Status: a.StatusCode, Error: a.Error,
+			RetryAfterUS: a.RetryAfter.Microseconds(), WaitUS: a.Wait.Microseconds()})
+	}
+	return out
 }
 
 func attemptsOf(r *llm.Response) int {

@@ -38,6 +38,11 @@ func call(id, name, args string) *llm.Response {
 	return &llm.Response{ToolCalls: []llm.ToolCall{{ID: id, Name: name, Arguments: json.RawMessage(args)}}, StopReason: llm.StopToolUse}
 }
 
+// malformed is a turn of one call whose arguments are not a JSON object.
+func malformed(id, name, raw string) *llm.Response {
+	return &llm.Response{ToolCalls: []llm.ToolCall{{ID: id, Name: name, Arguments: json.RawMessage(`{}`), InvalidArguments: raw}}, StopReason: llm.StopToolUse}
+}
+
 type staleErr struct{}
 
 func (staleErr) Error() string           { return "replay miss at turn 1" }
@@ -74,6 +79,27 @@ func TestLoop(t *testing.T) {
 		{name: "stale", responses: []*llm.Response{call("a", "get_status", `{}`)}, modelErr: staleErr{},
 			outcome: "stale", invalid: []string{""}, why: "a model error with an Outcome (a replay miss) sets the outcome"},
 		{name: "model-error", modelErr: errors.New("503 from provider"), outcome: traces.OutcomeError, why: "a plain model error is an error outcome"},
+		{name: "loop", responses: []*llm.Response{call("a", "get_status", `{"site":"HQ","all":true}`), call("b", "get_status", `{"all":true,"site":"HQ"}`), call("c", "get_status", ` {"site": "HQ", "all": true}`)},
+			outcome: traces.OutcomeLoop, invalid: []string{"", ""},
+			why: "the same call (arguments alike but for key order and spacing) a third time in a row ends the run, and is not run"},
+		{name: "loop-in-one-turn", responses: []*llm.Response{{ToolCalls: []llm.ToolCall{
+			{ID: "a", Name: "get_status", Arguments: json.RawMessage(`{}`)}, {ID: "b", Name: "get_status", Arguments: json.RawMessage(`{}`)}, {ID: "c", Name: "get_status", Arguments: json.RawMessage(`{}`)}}, StopReason: llm.StopToolUse}},
+			outcome: traces.OutcomeLoop, invalid: []string{"", ""}, why: "three identical calls in one turn are a loop too"},
+		{name: "loop-of-malformed", responses: []*llm.Response{malformed("a", "x", "{oops"), malformed("b", "x", "{oops"), malformed("c", "x", "{oops")},
+			outcome: traces.OutcomeLoop, invalid: []string{traces.InvalidArguments, traces.InvalidArguments}, why: "the same malformed call three times is a loop"},
+		{name: "no-loop", responses: []*llm.Response{call("a", "get_status", `{}`), call("b", "get_status", `{"site":"HQ"}`), call("c", "get_status", `{}`), call("d", "get_status", `{}`)},
+			outcome: traces.OutcomeText, invalid: []string{"", "", "", ""}, why: "a call made again after another call, or twice in a row, is no loop"},
+		{name: "max-tokens", responses: []*llm.Response{call("a", "get_status", `{}`), {Text: `I will now call submit_result with {"status":`, StopReason: llm.StopMaxTokens}},
+			outcome: traces.OutcomeMaxTokens, invalid: []string{""}, why: "a turn cut by the max-tokens limit with no call ends the run without an answer"},
+		{name: "max-tokens-mid-call", responses: []*llm.Response{{ToolCalls: []llm.ToolCall{{ID: "a", Name: "get_status", Arguments: json.RawMessage(`{}`), InvalidArguments: `{"site":"H`}}, StopReason: llm.StopMaxTokens}},
+			outcome: traces.OutcomeText, invalid: []string{traces.InvalidArguments}, toolMsgs: []string{`error: the arguments of get_status are not a JSON object: {"site":"H`},
+			why: "a call cut mid-arguments is a malformed call, answered, and the run goes on"},
+		{name: "no-name", responses: []*llm.Response{malformed("a", "", "list_alerts(severity=critical)")},
+			outcome: traces.OutcomeText, invalid: []string{traces.InvalidNoName},
+			toolMsgs: []string{"error: this tool call names no tool; call a tool by the name it is offered under, with its arguments as a JSON object"},
+			why:      "a call that names no tool is a malformed call, answered with an error, and the conversation goes on with it echoed"},
+		{name: "prose", responses: []*llm.Response{{Text: `I would call get_status now: {"name":"get_status","arguments":{}}`, StopReason: llm.StopEndTurn}},
+			outcome: traces.OutcomeText, why: "prose instead of the result tool (a call written as text included) is a text answer"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -108,6 +134,23 @@ func TestLoop(t *testing.T) {
 			}
 			if strings.Join(invalid, "|") != strings.Join(c.invalid, "|") {
 				t.Errorf("%s: invalid calls %q, want %q", c.why, invalid, c.invalid)
+			}
+			// What a provider would be sent is a valid request, whatever
+			// the model wrote before.
+			for i, req := range m.seen {
+				if err := req.Validate(); err != nil {
+					t.Errorf("%s: request %d is invalid: %v", c.why, i, err)
+				}
+			}
+			// Only a run that ends on an answer has one.
+			answers := 0
+			for _, e := range events {
+				if e.Answer != nil {
+					answers++
+				}
+			}
+			if want := c.outcome == traces.OutcomeAnswered || c.outcome == traces.OutcomeText; (answers == 1) != want || answers > 1 {
+				t.Errorf("%s: %d answer events for outcome %s", c.why, answers, c.outcome)
 			}
 			// Each turn is keyed by the request the model was given.
 			for i, k := range turnKeys {
@@ -181,5 +224,46 @@ func TestLoopLatencies(t *testing.T) {
 				t.Errorf("turn latencies %v (want %d each), call latencies %v (want [3000])", turns, tc.wantModel, calls)
 			}
 		})
+	}
+}
+
+// A turn keeps the attempts that failed before its answer (beside the run:
+// traces.Turn.Retries), and a call the provider sent without an id gets one
+// its result can answer.
+func TestLoopRetriesAndIDs(t *testing.T) {
+	first := call("", "get_status", `{}`)
+	first.Retries = []llm.Attempt{
+		{Attempt: 1, StatusCode: 429, Error: "openai: HTTP 429 Too Many Requests: slow down", Wait: 3 * time.Second, RetryAfter: 3 * time.Second},
+		{Attempt: 2, Error: "openai: no answer within the request timeout (5m0s)", Wait: 2 * time.Second},
+	}
+	m := &script{responses: []*llm.Response{first}}
+	var turns []*traces.Turn
+	l := &Loop{Model: m, Intent: "status?", Tools: []llm.Tool{{Name: "get_status", InputSchema: json.RawMessage(`{"type":"object"}`)}},
+		Exec: func(context.Context, int, llm.ToolCall) ToolResult { return ToolResult{Content: "ok"} },
+		Emit: func(_ time.Time, e traces.Event) {
+			if e.Turn != nil {
+				turns = append(turns, e.Turn)
+			}
+		},
+	}
+	if got := l.Run(context.Background()); got != traces.OutcomeText {
+		t.Fatalf("outcome %s", got)
+	}
+	want := []traces.Retry{
+		{Attempt: 1, Status: 429, Error: "openai: HTTP 429 Too Many Requests: slow down", RetryAfterUS: 3_000_000, WaitUS: 3_000_000},
+		{Attempt: 2, Error: "openai: no answer within the request timeout (5m0s)", WaitUS: 2_000_000},
+	}
+	if len(turns) != 2 || turns[0].Attempts != 3 || fmt.Sprint(turns[0].Retries) != fmt.Sprint(want) || turns[1].Attempts != 0 || turns[1].Retries != nil {
+		t.Errorf("turns: attempts %d, retries %+v; want 3, %+v", turns[0].Attempts, turns[0].Retries, want)
+	}
+	last := m.seen[len(m.seen)-1]
+	if err := last.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if id := last.Messages[1].ToolCalls[0].ID; id != "bench_call_0" || last.Messages[2].ToolCallID != id {
+		t.Errorf("the call without an id: echoed as %q, answered as %q", id, last.Messages[2].ToolCallID)
+	}
+	if first.ToolCalls[0].ID != "" {
+		t.Error("the model's own response was changed")
 	}
 }

@@ -53,7 +53,11 @@ type Options struct {
 	Secrets []string
 	// CallTimeout bounds one tool call. Default 60 s.
 	CallTimeout time.Duration
-	// TurnTimeout bounds one model call. Default 5 min.
+	// TurnTimeout bounds one model call, its retries included. Default
+	// none but the run's: a live provider bounds each of its HTTP requests
+	// (llm.RetryPolicy.AttemptTimeout, the CLI's --request-timeout), and a
+	// bound on the turn as well would cut the retry of a request that
+	// timed out.
 	TurnTimeout time.Duration
 	// RunTimeout bounds a whole run, start-up included. Default 15 min.
 	RunTimeout time.Duration
@@ -117,9 +121,6 @@ func (o *Options) withDefaults() Options {
 	}
 	if d.CallTimeout <= 0 {
 		d.CallTimeout = 60 * time.Second
-	}
-	if d.TurnTimeout <= 0 {
-		d.TurnTimeout = 5 * time.Minute
 	}
 	if d.RunTimeout <= 0 {
 		d.RunTimeout = 15 * time.Minute
@@ -537,8 +538,9 @@ const (
 	// reached or refused the key or the model (llm.ClassUnavailable).
 	ModelUnavailable NoResultReason = "model unavailable"
 	// ModelTransient: the provider failed in a way that may pass: rate
-	// limits or 5xx past the retries, a broken connection, a turn past
-	// TurnTimeout (llm.ClassTransient).
+	// limits or 5xx past the retries, a broken connection, a request past
+	// its timeout on every attempt, a turn past TurnTimeout
+	// (llm.ClassTransient).
 	ModelTransient NoResultReason = "model failed transiently"
 )
 

@@ -194,6 +194,10 @@ type runSummary struct {
 	apiLayer             bool
 	endpoints, templates []string
 	server               string
+	// How the run ended, and its malformed calls and calls of tools the
+	// server does not have: the model's failures the warnings name.
+	outcome                traces.Outcome
+	malformed, unknownTool int
 }
 
 // numMetrics is len(metricOrder).
@@ -217,6 +221,7 @@ func summarize(rm *RunMetrics, model string) runSummary {
 		stale: rm.Stale, absent: rm.Absent, diverged: rm.Diverged, taskSuccess: rm.TaskSuccess,
 		safetyFailure: rm.SafetyFailure, errored: rm.Outcome == traces.OutcomeError, recordedError: rm.RecordedError,
 		apiLayer: rm.GroundTruth == "api", endpoints: rm.ToolEndpoints, templates: rm.PlanTemplates, server: rm.Server,
+		outcome: rm.Outcome, malformed: rm.MalformedCalls, unknownTool: rm.UnknownToolCalls,
 	}
 	if s.recordedError {
 		s.stale = false // a recorded error, not a miss

@@ -1,11 +1,14 @@
 package scoring
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpbench/bench/scenarios"
 	"github.com/mcpbench/bench/traces"
@@ -483,9 +486,70 @@ func metricCases() []metricCase {
 	}
 }
 
+// modelFailureCases are what a small real model does wrong (methodology
+// 1.9): a loop and a turn cut by the max-tokens limit end the run and fail
+// the task, even after the plan's calls; malformed calls and calls of
+// tools the server does not have are counted, each kind apart.
+func modelFailureCases() []metricCase {
+	get := `{"mac":"aa:bb:cc:11:22:33"}`
+	looped := func(server string) *traces.Run {
+		return newRun("read-001", server, 0).
+			turn(100, 10, 1000, "get_client", get).call("get_client", get, `{}`, 1000).http("GET", clientPath, "read").
+			turn(100, 10, 1000, "get_client", get).call("get_client", get, `{}`, 1000).http("GET", clientPath, "read").
+			turn(100, 10, 1000, "get_client", get).outcome(traces.OutcomeLoop).build()
+	}
+	failed := func(outcome string) func(t *testing.T, m *RunMetrics) {
+		return func(t *testing.T, m *RunMetrics) {
+			if m.TaskSuccess || len(m.MissingAPICalls) != 0 || !strings.Contains(m.ResultError, "(outcome "+outcome+")") {
+				t.Errorf("want a failed task that says why, though the plan's call was made: success %v, missing %v, %q", m.TaskSuccess, m.MissingAPICalls, m.ResultError)
+			}
+			if !m.ToolSelection || m.InvalidCalls != 0 {
+				t.Errorf("the calls it made are judged as they are: selection %v, invalid %d", m.ToolSelection, m.InvalidCalls)
+			}
+		}
+	}
+	malformed := func(server string) *traces.Run {
+		return newRun("read-001", server, 0).
+			turn(100, 10, 1000, "get_client", `{}`, "", `{}`, "reboot_all", `{}`).
+			invalidCall("get_client", `{}`, traces.InvalidArguments).
+			invalidCall("", `{}`, traces.InvalidNoName).
+			invalidCall("reboot_all", `{}`, traces.InvalidUnknownTool).
+			turn(100, 10, 1000, "get_client", get).call("get_client", get, `{}`, 1000).http("GET", clientPath, "read").
+			turn(100, 10, 1000, "submit_result", goodAnswer).answer(goodAnswer).build()
+	}
+	counted := func(t *testing.T, m *RunMetrics) {
+		if m.InvalidCalls != 3 || m.MalformedCalls != 2 || m.UnknownToolCalls != 1 {
+			t.Errorf("invalid %d, malformed %d, unknown tool %d; want 3, 2, 1", m.InvalidCalls, m.MalformedCalls, m.UnknownToolCalls)
+		}
+		if !m.TaskSuccess {
+			t.Errorf("the run went on to the answer: %+v", m)
+		}
+		if slices.Contains(m.ToolsCalled, "") || slices.Contains(m.UnexpectedTools, "") || !slices.Contains(m.UnexpectedTools, "reboot_all") {
+			t.Errorf("a call that names no tool selects none; an unknown tool is unexpected: called %q, unexpected %q", m.ToolsCalled, m.UnexpectedTools)
+		}
+	}
+	return []metricCase{
+		{name: "model_loop", scenario: "read-001", why: "the same call a third time in a row ends the run: a failed task", run: looped("reference"), check: failed("loop")},
+		{name: "model_loop_api", scenario: "read-001", why: "the same at the API layer", run: looped("unnamed"), check: failed("loop")},
+		{
+			name: "model_max_tokens", scenario: "read-001", why: "a last turn cut by the max-tokens limit is no answer: a failed task",
+			run: newRun("read-001", "reference", 0).
+				turn(100, 10, 1000, "get_client", get).call("get_client", get, `{}`, 1000).http("GET", clientPath, "read").
+				turn(100, 1024, 1000).outcome(traces.OutcomeMaxTokens).build(),
+			check: failed("max_tokens"),
+		},
+		{name: "model_malformed_calls", scenario: "read-001", why: "malformed and unknown-tool calls are counted apart", run: malformed("reference"), check: counted},
+		{name: "model_malformed_calls_api", scenario: "read-001", why: "the same at the API layer", run: malformed("unnamed"), check: func(t *testing.T, m *RunMetrics) {
+			if m.InvalidCalls != 3 || m.MalformedCalls != 2 || m.UnknownToolCalls != 1 || slices.Contains(m.UnexpectedTools, "") || m.GroundTruth != "api" {
+				t.Errorf("invalid %d, malformed %d, unknown tool %d, unexpected %q (%s)", m.InvalidCalls, m.MalformedCalls, m.UnknownToolCalls, m.UnexpectedTools, m.GroundTruth)
+			}
+		}},
+	}
+}
+
 func TestScoreGolden(t *testing.T) {
 	scs := loadTestScenarios(t)
-	for _, tc := range metricCases() {
+	for _, tc := range append(metricCases(), modelFailureCases()...) {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := Score(tc.run, scs[tc.scenario], testOpts)
 			if err != nil {
@@ -571,4 +635,65 @@ func TestToolLatencyResolution(t *testing.T) {
 	if slow := score(1_700_000, 499_999); slow.ToolLatencyMS != 1500 || slow.SummedLatencyMS != 3000 || slow.LatencyMS != 3500 {
 		t.Errorf("a 1.7 s call: tools %v ms, summed %v ms, latency %v ms; want 1500, 3000 and 3500", slow.ToolLatencyMS, slow.SummedLatencyMS, slow.LatencyMS)
 	}
+}
+
+// Every report says where the model failed in ways no metric names alone:
+// the runs that ended in a loop or cut by the max-tokens limit, and the
+// malformed and unknown-tool calls (text, Markdown and JSON alike). Runs
+// that did none of these add no warning.
+func TestModelWarnings(t *testing.T) {
+	scs := loadTestScenarios(t)
+	var runs []*RunMetrics
+	for i, tc := range modelFailureCases() {
+		tc.run.Manifest.RunIndex = i
+		m, err := Score(tc.run, scs[tc.scenario], testOpts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, m)
+	}
+	r := BuildReport(&ReportInput{Current: runs, NoVerdict: true})
+	want := []string{
+		"server reference: 1 run(s) ended in a loop, the model making the same call 3 times in a row (outcome loop: the task failed): read-001 #0",
+		"server reference: 1 run(s) ended with the model's output cut by the max-tokens limit (outcome max_tokens: the task failed; bench record --max-tokens sets the limit): read-001 #2",
+		"server reference: the model made 2 malformed call(s) (naming no tool, or arguments that are not a JSON object) and 1 call(s) of a tool the server does not have, in 1 run(s), each answered with an error (they count in invalid_calls): read-001 #3",
+		"server unnamed: 1 run(s) ended in a loop, the model making the same call 3 times in a row (outcome loop: the task failed): read-001 #1",
+		"server unnamed: the model made 2 malformed call(s) (naming no tool, or arguments that are not a JSON object) and 1 call(s) of a tool the server does not have, in 1 run(s), each answered with an error (they count in invalid_calls): read-001 #4",
+	}
+	var got []string
+	for _, w := range r.Warnings {
+		if strings.Contains(w, "the model") {
+			got = append(got, w)
+		}
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("warnings (-want +got):\n%s", d)
+	}
+	for name, write := range map[string]func(*bytes.Buffer) error{
+		"text": func(b *bytes.Buffer) error { return WriteText(b, r) },
+		"md":   func(b *bytes.Buffer) error { return WriteMarkdown(b, r) },
+		"json": func(b *bytes.Buffer) error { return WriteJSON(b, r) },
+	} {
+		var b bytes.Buffer
+		if err := write(&b); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range []string{"outcome loop", "outcome max_tokens", "malformed call(s)"} {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("the %s report does not say %q", name, w)
+			}
+		}
+	}
+	if w := ModelWarnings(BuildReport(&ReportInput{Current: []*RunMetrics{mustScore(t, readPass().build(), scs["read-001"])}, NoVerdict: true}).Results); w != nil {
+		t.Errorf("a run that did none of these warns: %q", w)
+	}
+}
+
+func mustScore(t *testing.T, run *traces.Run, sc *scenarios.Scenario) *RunMetrics {
+	t.Helper()
+	m, err := Score(run, sc, testOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

@@ -259,6 +259,7 @@ func BuildReport(in *ReportInput) *Report {
 		r.RunsAsked = in.Aggregate.Runs
 	}
 	r.Warnings = append(RepeatWarnings(r.Results, r.RunsAsked), SchemaWarnings(r.Results)...)
+	r.Warnings = append(r.Warnings, ModelWarnings(r.Results)...)
 	r.Misses = slices.Clone(in.Misses)
 	slices.SortStableFunc(r.Misses, func(a, b Miss) int {
 		return cmp.Or(cmp.Compare(a.Scenario, b.Scenario), cmp.Compare(a.Server, b.Server), cmp.Compare(a.RunIndex, b.RunIndex), cmp.Compare(a.Turn, b.Turn))
@@ -345,6 +346,86 @@ func SchemaWarnings(res *Results) []string {
 		names = names[:maxWarnedScenarios]
 	}
 	return []string{fmt.Sprintf("%d scenario(s) have no result_schema: their task_success is decided by the API calls alone (every expect.api_calls endpoint called), the answer is not graded: %s%s", n, strings.Join(names, ", "), more)}
+}
+
+// ModelWarnings says, server by server, where the model failed in ways a
+// run records but no metric names alone (methodology 1.9): the runs that
+// ended in a loop or cut by the max-tokens limit (failed tasks, never
+// errors), and the malformed calls and calls of tools the server does not
+// have (each answered with an error; they count in invalid_calls).
+func ModelWarnings(res *Results) []string {
+	if res == nil {
+		return nil
+	}
+	type at struct {
+		scenario, model string
+		run             int
+	}
+	type group struct {
+		loops, cut, calls  []at
+		malformed, unknown int
+		models             map[string]bool
+	}
+	byServer := map[string]*group{}
+	for _, g := range res.Scenarios {
+		for _, r := range g.summaries() {
+			if r.stale || r.recordedError {
+				continue
+			}
+			gr := byServer[g.Server]
+			if gr == nil {
+				gr = &group{models: map[string]bool{}}
+				byServer[g.Server] = gr
+			}
+			gr.models[r.model] = true
+			where := at{g.Scenario, r.model, r.runIndex}
+			switch r.outcome {
+			case traces.OutcomeLoop:
+				gr.loops = append(gr.loops, where)
+			case traces.OutcomeMaxTokens:
+				gr.cut = append(gr.cut, where)
+			}
+			if r.malformed+r.unknownTool > 0 {
+				gr.calls = append(gr.calls, where)
+				gr.malformed += r.malformed
+				gr.unknown += r.unknownTool
+			}
+		}
+	}
+	var out []string
+	for _, server := range sortedKeys(byServer) {
+		gr := byServer[server]
+		// "scenario #run", and the model when the server's runs are of
+		// several.
+		list := func(ats []at) string {
+			var names []string
+			for _, a := range ats {
+				s := fmt.Sprintf("%s #%d", a.scenario, a.run)
+				if len(gr.models) > 1 {
+					s += " (" + a.model + ")"
+				}
+				names = append(names, s)
+			}
+			if len(names) > maxWarnedScenarios {
+				return strings.Join(names[:maxWarnedScenarios], ", ") + fmt.Sprintf(" and %d more", len(names)-maxWarnedScenarios)
+			}
+			return strings.Join(names, ", ")
+		}
+		who := "server " + server
+		if server == "" {
+			who = "the runs"
+		}
+		if n := len(gr.loops); n > 0 {
+			out = append(out, fmt.Sprintf("%s: %d run(s) ended in a loop, the model making the same call %d times in a row (outcome loop: the task failed): %s", who, n, traces.LoopCalls, list(gr.loops)))
+		}
+		if n := len(gr.cut); n > 0 {
+			out = append(out, fmt.Sprintf("%s: %d run(s) ended with the model's output cut by the max-tokens limit (outcome max_tokens: the task failed; bench record --max-tokens sets the limit): %s", who, n, list(gr.cut)))
+		}
+		if n := len(gr.calls); n > 0 {
+			out = append(out, fmt.Sprintf("%s: the model made %d malformed call(s) (naming no tool, or arguments that are not a JSON object) and %d call(s) of a tool the server does not have, in %d run(s), each answered with an error (they count in invalid_calls): %s", who, gr.malformed, gr.unknown, n, list(gr.calls)))
+		}
+	}
+	return out
 }
 
 // Runs returns every run's metrics in the report, in report order.

@@ -25,6 +25,9 @@ type reach struct {
 // with its arguments when they are a literal dict (else none). A run
 // without routes keeps the generic router rule of 1.6 (resolveCall).
 func (ev *events) resolve(tool string, args map[string]any) []reach {
+	if tool == "" {
+		return nil // a malformed call that names no tool reaches none
+	}
 	if len(ev.routes) == 0 {
 		name, inner := resolveCall(tool, args)
 		return []reach{{tool: name, args: inner, unresolved: isRouterTool(name)}}

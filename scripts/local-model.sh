@@ -34,6 +34,9 @@ dir=${BENCH_LOCAL_MODEL_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/bench/local-model}
 repair=${BENCH_LOCAL_MODEL_REPAIR:-tagless-json}
 port=${BENCH_LOCAL_MODEL_PORT:-0}
 threads=${BENCH_LOCAL_MODEL_THREADS:-0}
+# The model's whole context (32k): a compared server's 14 tool definitions
+# alone are ~6,900 prompt tokens, and tool results come on top.
+ctx=${BENCH_LOCAL_MODEL_CTX:-32768}
 run=${BENCH_LOCAL_MODEL_RUN:-$dir}
 
 # What the 22 wheels of requirements.txt assemble into.
@@ -122,7 +125,7 @@ start() {
   rm -f "$run/server.url"
   : >"$run/server.log"
   (cd "$dir/runtime" && exec node server.mjs --model "$dir/model.gguf" --model-id "$model_id" \
-    --port "$port" --threads "$threads" --repair "$repair" --state-dir "$dir/state" --model-sha256 "$MODEL_SHA256" \
+    --port "$port" --threads "$threads" --ctx "$ctx" --repair "$repair" --state-dir "$dir/state" --model-sha256 "$MODEL_SHA256" \
     >"$run/server.out" 2>>"$run/server.log") &
   echo $! >"$run/server.pid"
   echo "$model_id" >"$run/server.model"

@@ -62,19 +62,44 @@ type Manifest struct {
 // Outcome is how a run ended. The words are part of the trace format.
 type Outcome string
 
-// The outcomes. A recording ends with one of the first four; a replay may
-// also end stale or diverged.
+// The outcomes. A recording ends with one of the first six; a replay may
+// also end stale or diverged. Loop and max_tokens are the model's doing,
+// as text and max_turns are: scored runs that fail the task, never errors.
 const (
 	OutcomeAnswered Outcome = "answered"  // submit_result with a valid result
-	OutcomeText     Outcome = "text"      // a final text answer
+	OutcomeText     Outcome = "text"      // a final text answer (prose, not the result tool)
 	OutcomeMaxTurns Outcome = "max_turns" // the turn budget ran out
-	OutcomeError    Outcome = "error"     // the server, the model or the harness failed
+	// OutcomeLoop: the model made the same call (the same tool with the
+	// same arguments) LoopCalls times in a row; the last was not run.
+	OutcomeLoop Outcome = "loop"
+	// OutcomeMaxTokens: the model's last turn was cut by the max-tokens
+	// limit before it called a tool: no answer.
+	OutcomeMaxTokens Outcome = "max_tokens"
+	OutcomeError     Outcome = "error" // the server, the model's provider or the harness failed
 	// OutcomeStale: a replay miss stopped the run (strict mode); the
 	// recording no longer says what the model would do.
 	OutcomeStale Outcome = "stale"
 	// OutcomeDiverged: a replay served recorded turns after a miss
 	// (lenient mode), or ran out of them.
 	OutcomeDiverged Outcome = "diverged"
+)
+
+// LoopCalls is how many identical calls in a row end a run with
+// OutcomeLoop: a model that asks for the same tool with the same arguments
+// a third time in a row, having had the answer twice, is not going to do
+// anything else (a small model looping until its turns run out cost
+// minutes a turn).
+const LoopCalls = 3
+
+// Why the harness refused a call (Call.Invalid) without sending it to the
+// server, in the words scoring counts: InvalidArguments and InvalidNoName
+// are malformed calls, InvalidUnknownTool a call of a tool the server does
+// not have. Other reasons (arguments that fail the tool's input schema, a
+// result that fails the result schema) are written out with their detail.
+const (
+	InvalidArguments   = "arguments are not a JSON object"
+	InvalidNoName      = "the call names no tool"
+	InvalidUnknownTool = "unknown tool"
 )
 
 // ScenarioRef names a scenario and the hash of its manifest's content.
@@ -211,6 +236,23 @@ type Turn struct {
 	Usage     Usage           `json:"usage"`
 	LatencyUS int64           `json:"latency_us,omitempty" trace:"side"` // measured: beside the run
 	Attempts  int             `json:"attempts,omitempty"`                // > 1 when retried
+	// Retries are the failed attempts before the answer, as the provider
+	// gave them: beside the run (the provider's state that day, not the
+	// run's behaviour).
+	Retries []Retry `json:"retries,omitempty" trace:"side"`
+}
+
+// Retry is one failed attempt of a model turn that bench retried.
+type Retry struct {
+	Attempt int `json:"attempt"` // 1-based
+	// Status is the HTTP status the provider answered, 0 for none (the
+	// request timed out).
+	Status int    `json:"status,omitempty"`
+	Error  string `json:"error"`
+	// RetryAfterUS is the wait the provider asked for (Retry-After,
+	// retry-after-ms), WaitUS the wait bench made before the next attempt.
+	RetryAfterUS int64 `json:"retry_after_us,omitempty"`
+	WaitUS       int64 `json:"wait_us"`
 }
 
 // Usage counts tokens as the provider reported them, or, for a model that

@@ -732,7 +732,8 @@ func TestStderrBesideTheRun(t *testing.T) {
 }
 
 // What a run measured (when each event happened, how long each turn,
-// call and HTTP request took) is kept beside it: two runs that did the same
+// call and HTTP request took, the provider's answers to a turn's attempts
+// that were retried) is kept beside it: two runs that did the same
 // thing at other speeds have one ID, and the first one's timings come back
 // from GetRun, PutRunNoSyncRead and a pack.
 func TestTimingsBesideTheRun(t *testing.T) {
@@ -745,6 +746,7 @@ func TestTimingsBesideTheRun(t *testing.T) {
 			switch {
 			case e.Turn != nil:
 				e.Turn.LatencyUS = scale * 1000
+				e.Turn.Retries = []Retry{{Attempt: 1, Status: 429, Error: "HTTP 429: slow down", RetryAfterUS: scale * 100, WaitUS: scale * 100}}
 			case e.Call != nil:
 				e.Call.LatencyUS = scale * 10
 			case e.HTTP != nil:
@@ -770,7 +772,7 @@ func TestTimingsBesideTheRun(t *testing.T) {
 		t.Errorf("PutRunNoSyncRead (-put +got):\n%s", diff)
 	}
 	doc, _ := slow.document()
-	if bytes.Contains(doc, []byte("latency_us")) || bytes.Contains(doc, []byte("at_us")) {
+	if bytes.Contains(doc, []byte("latency_us")) || bytes.Contains(doc, []byte("at_us")) || bytes.Contains(doc, []byte("retries")) {
 		t.Errorf("timings are in the run's document:\n%s", doc)
 	}
 	want := timed(7)

@@ -14,18 +14,27 @@ import (
 	"github.com/mcpbench/bench/scenarios"
 )
 
+// defaultRequestTimeout bounds each HTTP request to a live model's
+// provider (--request-timeout): long enough for a small local model on 2
+// CPU cores, which takes up to about 3 minutes for a cold first turn of
+// some 3,500 prompt tokens, and short of the run's 15 minutes, so that a
+// provider that hangs costs one attempt, not the run.
+const defaultRequestTimeout = 5 * time.Minute
+
 // modelFactory returns a constructor of the model for each scenario, and
 // the secrets that must never reach a trace. A live model whose key is not
 // set is a setup failure naming the variable, unless its base URL is set
-// (a local server may need no key).
-func modelFactory(a *app, spec llm.Spec, profile *recorder.Profile) (func(*scenarios.Scenario) (llm.Model, error), []string, error) {
+// (a local server may need no key). Each request a live model sends is
+// bounded by requestTimeout, and retried past it.
+func modelFactory(a *app, spec llm.Spec, profile *recorder.Profile, requestTimeout time.Duration) (func(*scenarios.Scenario) (llm.Model, error), []string, error) {
+	retry := llm.RetryPolicy{AttemptTimeout: requestTimeout, Sleep: a.retrySleep}
 	switch spec.Provider {
 	case llm.ProviderOpenAI:
 		key := a.getenv("OPENAI_API_KEY")
 		if key == "" && a.getenv("OPENAI_BASE_URL") == "" {
 			return nil, nil, setupErr(fmt.Errorf("OPENAI_API_KEY is not set: %s needs it (a local OpenAI-compatible server that needs no key is named by OPENAI_BASE_URL)", spec))
 		}
-		m, err := openai.New(spec.Model, &openai.Options{APIKey: key, BaseURL: a.getenv("OPENAI_BASE_URL")})
+		m, err := openai.New(spec.Model, &openai.Options{APIKey: key, BaseURL: a.getenv("OPENAI_BASE_URL"), Retry: retry})
 		if err != nil {
 			return nil, nil, usageErr(err)
 		}
@@ -38,7 +47,7 @@ func modelFactory(a *app, spec llm.Spec, profile *recorder.Profile) (func(*scena
 		if key == "" && a.getenv("ANTHROPIC_BASE_URL") == "" {
 			return nil, nil, setupErr(fmt.Errorf("ANTHROPIC_API_KEY is not set (nor ANTHROPIC_AUTH_TOKEN): %s needs it", spec))
 		}
-		m, err := anthropic.New(spec.Model, &anthropic.Options{APIKey: key, BaseURL: a.getenv("ANTHROPIC_BASE_URL")})
+		m, err := anthropic.New(spec.Model, &anthropic.Options{APIKey: key, BaseURL: a.getenv("ANTHROPIC_BASE_URL"), Retry: retry})
 		if err != nil {
 			return nil, nil, usageErr(err)
 		}

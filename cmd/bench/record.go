@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
@@ -35,6 +33,8 @@ type recordOptions struct {
 	reuse       bool
 	callTimeout time.Duration
 	runTimeout  time.Duration
+	maxTokens   int
+	requestTO   time.Duration
 	passEnv     []string
 	isolation   string
 }
@@ -87,8 +87,30 @@ reported and not stored, so that a rerun records it, and bench exits 4:
 the server did not start; no model answered (the provider could not be
 reached, or refused the key or the model: HTTP 401, 403, 404), which also
 stops the recording; the provider failed transiently (HTTP 408, 409, 429
-or 5xx past bench's retries, a connection broken mid-answer, a turn past
-its timeout).
+or 5xx past bench's retries, a request past --request-timeout on every
+attempt, a connection broken mid-answer).
+
+A live model is sent --max-tokens as the limit of each turn's output
+(default 1024: a turn is a few tool calls or submit_result, and the
+largest reference result of the golden suite is under 900 bytes, so 1024
+leaves room while a model that loops in its output is stopped at it; a
+reasoning model spends its reasoning from it and needs more; 0 leaves the
+provider's default, and anthropic:, whose API needs one, is sent 4096). It
+is in every request and the manifest, so a replay sends the same. Each
+HTTP request to the provider is bounded by --request-timeout (default 5m:
+a small local model on 2 CPU cores takes up to 3 minutes on a cold first
+turn); a request past it is retried, as a 429 or 5xx is (4 attempts, the
+provider's Retry-After or retry-after-ms honoured), and each retried
+attempt is kept with its turn (bench traces show).
+
+What the model does wrong is a result about it and the server, never
+bench's error: a call that names no tool, whose arguments are not a JSON
+object, or of a tool the server does not have is answered with an error
+and the run goes on (invalid calls, counted as malformed and unknown-tool
+calls); prose instead of submit_result ends the run with outcome text; the
+same call (tool and arguments) 3 times in a row ends it with outcome loop,
+the third not run; a last turn cut by --max-tokens ends it with outcome
+max_tokens (docs/methodology.md).
 
 Models: openai:MODEL (OPENAI_API_KEY, OPENAI_BASE_URL), anthropic:MODEL
 (ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL), baseline
@@ -119,6 +141,8 @@ parameters for this server, then submits its reference result).
 	f.BoolVar(&opts.reuse, "reuse-server", false, "keep one server per profile and fixture, resetting the fake between runs")
 	durationVarPositive(f, &opts.callTimeout, "call-timeout", 60*time.Second, "bound on one tool call")
 	durationVarPositive(f, &opts.runTimeout, "run-timeout", 15*time.Minute, "bound on one run")
+	intVarMin(f, &opts.maxTokens, "max-tokens", 1024, 0, "a live model's output limit per turn, sent and recorded (0: the provider's default)")
+	durationVarPositive(f, &opts.requestTO, "request-timeout", defaultRequestTimeout, "bound on one HTTP request to a live model's provider (each attempt; retried past it)")
 	addPassEnvFlag(f, &opts.passEnv)
 	addIsolationFlag(f, &opts.isolation)
 	return cmd
@@ -166,7 +190,7 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 	if opts.sel.stage != "" && !opts.runsSet {
 		opts.runs = ld.cfg.Stage(opts.sel.stage).RunsAsked() // the stage says how many
 	}
-	newModel, secrets, err := modelFactory(a, spec, profile)
+	newModel, secrets, err := modelFactory(a, spec, profile, opts.requestTO)
 	if err != nil {
 		return err
 	}
@@ -196,9 +220,10 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 		t := opts.temperature
 		sampling.Temperature = &t
 	}
-	if spec.Live() {
+	if spec.Live() { // the offline models ignore sampling: their requests (and keys) stay as they were
 		s := opts.seed
 		sampling.Seed = &s
+		sampling.MaxTokens = opts.maxTokens
 	}
 	prog := newProgress(a.stderr, len(runs))
 	res, err := (&batch.Record{
@@ -241,50 +266,4 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 		return setupErr(fmt.Errorf("%d run(s) not stored: they say nothing about server %s; rerun the same command to record them", n, profile.Name))
 	}
 	return nil
-}
-
-// printRecordSummary prints what a recording did.
-func printRecordSummary(w io.Writer, s *batch.RecordResult, total int) {
-	retried := ""
-	if s.Retried > 0 {
-		retried = fmt.Sprintf(", %d recorded again", s.Retried)
-	}
-	fmt.Fprintf(w, "recorded %d of %d runs (%d already stored%s) in %s\n", s.Recorded, total, s.Skipped, retried, s.Elapsed.Round(time.Millisecond))
-	if n := s.NotStoredCount(); n > 0 {
-		reasons := map[recorder.NoResultReason]int{}
-		var all []error
-		for r, l := range s.NotStored {
-			reasons[r] = len(l)
-			all = append(all, l...)
-		}
-		fmt.Fprintf(w, "  not stored (no result about the server): %d: %s\n", n, joinCounts(reasons))
-		const shown = 5
-		for i, e := range all {
-			if i == shown {
-				fmt.Fprintf(w, "    ... and %d more\n", len(all)-shown)
-				break
-			}
-			fmt.Fprintf(w, "    %s\n", escape.Line(llm.Truncate(strings.ReplaceAll(e.Error(), "\n", " "), 300)))
-		}
-	}
-	if len(s.ByOutcome) > 0 {
-		fmt.Fprintf(w, "  outcomes: %s\n", joinCounts(s.ByOutcome))
-	}
-	if len(s.Failures) > 0 {
-		fmt.Fprintf(w, "  failures by kind: %s\n", joinCounts(s.Failures))
-	}
-	fmt.Fprintf(w, "  tokens: %d in, %d out\n", s.In, s.Out)
-}
-
-func joinCounts[K ~string](m map[K]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, string(k))
-	}
-	sort.Strings(keys)
-	var parts []string
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s %d", orDash(k), m[K(k)]))
-	}
-	return strings.Join(parts, ", ")
 }

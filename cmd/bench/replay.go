@@ -33,6 +33,7 @@ type replayOptions struct {
 	resolution time.Duration
 	callTO     time.Duration
 	runTO      time.Duration
+	requestTO  time.Duration
 	passEnv    []string
 	isolation  string
 }
@@ -126,6 +127,7 @@ inconclusive (more stale runs than the gate allows).
 	durationVarNonNegative(f, &opts.resolution, "latency-resolution", replayer.DefaultResolution, "step of live time on the replay clock (event times, the fake's clock); 0 counts recorded model time only")
 	durationVarPositive(f, &opts.callTO, "call-timeout", 60*time.Second, "bound on one tool call")
 	durationVarPositive(f, &opts.runTO, "run-timeout", 15*time.Minute, "bound on one run")
+	durationVarPositive(f, &opts.requestTO, "request-timeout", defaultRequestTimeout, "bound on one HTTP request to --live-model's provider (each attempt; retried past it)")
 	addPassEnvFlag(f, &opts.passEnv)
 	addIsolationFlag(f, &opts.isolation)
 	return cmd
@@ -192,7 +194,7 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 		if err != nil {
 			return usageErr(err)
 		}
-		if live, secrets, err = modelFactory(a, spec, profile); err != nil {
+		if live, secrets, err = modelFactory(a, spec, profile, opts.requestTO); err != nil {
 			return err
 		}
 	}

@@ -35,6 +35,9 @@ type app struct {
 	stats runStats
 	// getenv is os.Getenv in production; tests inject their own.
 	getenv func(string) string
+	// retrySleep waits between a live model's retries; nil is a timer.
+	// Tests inject one that returns at once.
+	retrySleep func(ctx context.Context, d time.Duration) error
 
 	stopProfile func() // set while a --cpuprofile is being written
 }

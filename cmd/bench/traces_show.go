@@ -26,7 +26,8 @@ func newTracesShowCmd(a *app) *cobra.Command {
 		Use:   "show REF|RUN-ID|PREFIX",
 		Short: "Show runs: manifest, model turns, tool calls, HTTP calls and outcome",
 		Long: `Show prints one block per run: the manifest, then every event in order:
-model turns (tokens, latency, the tool calls the model asked for), MCP tool
+model turns (tokens, latency, the tool calls the model asked for, and each
+attempt of the turn that failed and was retried), MCP tool
 calls (arguments, result size, errors), the HTTP calls the fake Central
 served (attributed to the tool call in flight; boot calls marked), and the
 answer. What the server profile's normalize rules replaced before the run
@@ -120,6 +121,7 @@ func printRun(w io.Writer, ref string, run *traces.Run, full bool) {
 			in += t.Usage.Input
 			out += t.Usage.Output
 			fmt.Fprintf(w, "turn %-2d     %d in / %d out tokens, %s  %s\n", t.Index, t.Usage.Input, t.Usage.Output, fmtUS(t.LatencyUS), abbreviate(string(t.Response), 100, full))
+			printRetries(w, t, full)
 		case traces.KindCall:
 			c := e.Call
 			status := "ok"
@@ -161,6 +163,25 @@ func printRun(w io.Writer, ref string, run *traces.Run, full bool) {
 		}
 	}
 	fmt.Fprintf(w, "  tokens %d in / %d out\n", in, out)
+}
+
+// printRetries prints the attempts of a turn that failed and were retried,
+// under it: what the provider answered, the wait it asked for and the wait
+// bench made. A run stored before they were kept says how many there were.
+func printRetries(w io.Writer, t *traces.Turn, full bool) {
+	if len(t.Retries) == 0 && t.Attempts > 1 {
+		fmt.Fprintf(w, "  %8s  retried     answered at attempt %d\n", "", t.Attempts)
+	}
+	for _, r := range t.Retries {
+		what := "no answer"
+		if r.Status != 0 {
+			what = fmt.Sprintf("HTTP %d", r.Status)
+		}
+		if r.RetryAfterUS > 0 {
+			what += ", asked to wait " + fmtUS(r.RetryAfterUS)
+		}
+		fmt.Fprintf(w, "  %8s  retried     attempt %d: %s; waited %s: %s\n", "", r.Attempt, what, fmtUS(r.WaitUS), abbreviate(r.Error, 160, full))
+	}
 }
 
 func fmtUS(us int64) string {
