@@ -482,8 +482,9 @@ type Job struct {
 func (j *Job) Ref() string {
 	m := j.modelRef()
 	name := m.Name
-	if m.Seed != 0 {
-		name = fmt.Sprintf("%s@seed=%d", name, m.Seed)
+	// The ref names the recording's seed (--seed), not the run's own.
+	if j.ModelRef.Seed != 0 {
+		name = fmt.Sprintf("%s@seed=%d", name, j.ModelRef.Seed)
 	}
 	return traces.RunRef(j.Suite, j.Profile.Name, name, j.Scenario.ID, j.RunIndex)
 }
@@ -508,6 +509,11 @@ func (j *Job) modelRef() traces.ModelRef {
 	}
 	if m.MaxTokens == 0 {
 		m.MaxTokens = j.Sampling.MaxTokens
+	}
+	// The seed the run's requests were sent with (record sends run i
+	// seed+i), so that reports list the seeds the runs had.
+	if j.Sampling.Seed != nil {
+		m.Seed = *j.Sampling.Seed
 	}
 	return m
 }
