@@ -33,8 +33,10 @@ func renderAll(t *testing.T, r *Report) map[string][]byte {
 		"text":  func(b *bytes.Buffer, r *Report) error { return WriteText(b, r) },
 		"md":    func(b *bytes.Buffer, r *Report) error { return WriteMarkdown(b, r) },
 		"junit": func(b *bytes.Buffer, r *Report) error { return WriteJUnit(b, r) },
-		"page":  func(b *bytes.Buffer, r *Report) error { return WriteResultsPage(b, r, "1.0", "x.svg", "x.json") },
-		"svg":   func(b *bytes.Buffer, r *Report) error { return WriteSVG(b, r) },
+		"page": func(b *bytes.Buffer, r *Report) error {
+			return WriteResultsPage(b, r, Page{Version: "1.0", SVG: "x.svg", JSON: "x.json"})
+		},
+		"svg": func(b *bytes.Buffer, r *Report) error { return WriteSVG(b, r) },
 		"json without runs": func(b *bytes.Buffer, r *Report) error {
 			c := *r
 			c.Results = r.Results.WithoutRuns()

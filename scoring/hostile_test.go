@@ -132,7 +132,9 @@ func TestEveryFormatKeepsItsStructure(t *testing.T) {
 			// The verdict, safety, regressions, warnings (the runs are fewer
 			// than five), misses.
 			headings: 5, tables: []int{2, 2, 2, 2, 2, 2}, code: 2},
-		{name: "page.md", write: func(w *bytes.Buffer) error { return WriteResultsPage(w, r, escapetest.All, "x.svg", "x.json") },
+		{name: "page.md", write: func(w *bytes.Buffer) error {
+			return WriteResultsPage(w, r, Page{Version: escapetest.All, SVG: "x.svg", JSON: "x.json"})
+		},
 			// The title, what was run, warnings, the scoreboard, a heading per
 			// suite, the per-scenario section (its tables folded, no heading).
 			headings: 7, tables: []int{2, 2, 2, 16, 16, 1}},

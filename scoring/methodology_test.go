@@ -153,7 +153,9 @@ func TestGateAsTheMethodologyConfiguresIt(t *testing.T) {
 					t.Errorf("suite summary not failed: %+v", s)
 				}
 				for name, write := range map[string]func(*bytes.Buffer) error{
-					"page":  func(b *bytes.Buffer) error { return WriteResultsPage(b, r, "x", "x.svg", "x.json") },
+					"page": func(b *bytes.Buffer) error {
+						return WriteResultsPage(b, r, Page{Version: "x", SVG: "x.svg", JSON: "x.json"})
+					},
 					"md":    func(b *bytes.Buffer) error { return WriteMarkdown(b, r) },
 					"text":  func(b *bytes.Buffer) error { return WriteText(b, r) },
 					"chart": func(b *bytes.Buffer) error { return WriteSVG(b, r) },
@@ -420,7 +422,7 @@ func TestOneAggregationRule(t *testing.T) {
 			t.Errorf("suite task success %v, want 0.5 (scenarios are the unit)", all.TaskSuccessRate)
 		}
 		var page bytes.Buffer
-		if err := WriteResultsPage(&page, r, "x", "x.svg", "x.json"); err != nil {
+		if err := WriteResultsPage(&page, r, Page{Version: "x", SVG: "x.svg", JSON: "x.json"}); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(page.String(), "| task_success (rate) | 50% |") {
@@ -476,7 +478,9 @@ func TestRepeatsHonoured(t *testing.T) {
 		"md":    func(b *bytes.Buffer) error { return WriteMarkdown(b, r) },
 		"json":  func(b *bytes.Buffer) error { return WriteJSON(b, r) },
 		"junit": func(b *bytes.Buffer) error { return WriteJUnit(b, r) },
-		"page":  func(b *bytes.Buffer) error { return WriteResultsPage(b, r, "x", "x.svg", "x.json") },
+		"page": func(b *bytes.Buffer) error {
+			return WriteResultsPage(b, r, Page{Version: "x", SVG: "x.svg", JSON: "x.json"})
+		},
 	} {
 		var b bytes.Buffer
 		if err := write(&b); err != nil {

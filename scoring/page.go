@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mcpbench/bench/internal/escape"
@@ -61,17 +62,40 @@ func suitesOf(res *Results) []string {
 	return append(out, AllSuites)
 }
 
+// Page names a results page and what it links.
+type Page struct {
+	// Version is the release the page is of.
+	Version string
+	// SVG and JSON are the file names of the chart and the data beside it.
+	SVG, JSON string
+	// Notes, if set, is Markdown the release's maintainer wrote about the
+	// run (the model and how it was served, say), printed as it is under
+	// "About this run" (bench report --release reads it from
+	// benchmark-results-<version>.notes.md beside the page).
+	Notes string
+}
+
 // WriteResultsPage writes docs/benchmark-results-<version>.md: what was run
 // (methodology, servers with repo and SHA, models with sampling parameters
 // and seeds, fixtures, harness), then the scoreboard per suite, with the
-// SVG chart (svgName, written beside the page by WriteSVG). Nothing in it
-// depends on the time or the machine: the same runs give the same bytes.
-func WriteResultsPage(w io.Writer, r *Report, version, svgName, jsonName string) error {
+// SVG chart (p.SVG, written beside the page by WriteSVG), the servers head
+// to head, and each scenario. Nothing in it depends on the time or the
+// machine: the same runs give the same bytes.
+func WriteResultsPage(w io.Writer, r *Report, p Page) error {
+	version, svgName, jsonName := p.Version, p.SVG, p.JSON
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Benchmark results %s\n\n", md(version))
 	fmt.Fprintf(&b, "Methodology version **%s** ([docs/methodology.md](methodology.md)); report format %d; harness %s.\n", md(r.Methodology), r.Format, md(orNone(r.Meta.Harness)))
 	fmt.Fprintf(&b, "The same data as JSON: [%s](%s).\n\n", md(jsonName), jsonName)
+	if notes := strings.TrimSpace(p.Notes); notes != "" {
+		b.WriteString("## About this run\n\n" + notes + "\n\n")
+	}
 	for _, m := range r.Meta.Models {
+		if policy := RepairPolicy(m.Name); policy != "" {
+			fmt.Fprintf(&b, "> **Tool calls repaired by the model's server:** %s serves its model with the repair policy\n"+
+				"> %s (the model id says so): calls the model wrote without its template's tags were read from\n"+
+				"> its text. They are the model's calls, read leniently; a strict server would have seen prose.\n\n", md(m.Name), escape.CodeSpan(policy))
+		}
 		switch m.Provider {
 		case "baseline":
 			b.WriteString("> **This is a lexical-baseline run, not an LLM result.** The model is bench's offline, deterministic\n" +
@@ -150,7 +174,9 @@ func WriteResultsPage(w io.Writer, r *Report, version, svgName, jsonName string)
 		row("gate-absent writes (differential)", func(s *SuiteSummary) string { return fmt.Sprint(s.GateAbsentWrites) }, true)
 		row("scenarios (absent)", func(s *SuiteSummary) string { return fmt.Sprintf("%d (%d)", s.Scenarios, s.Absent) }, true)
 	}
-	b.WriteString("\n## Per scenario\n\nEach cell: task successes / scored runs · token_usage median [IQR] · latency_ms median [IQR].\n")
+	writeHeadToHead(&b, r.Results, servers)
+	b.WriteString("\n## Per scenario\n\nEach cell: task successes / scored runs · token_usage median [IQR] · latency_ms median [IQR]" +
+		" · pass@k and pass^k (k runs; where a scenario has k scored runs).\n")
 	for _, suite := range suitesOf(r.Results) {
 		if suite == AllSuites {
 			continue
@@ -270,8 +296,95 @@ func scenarioCell(g *ScenarioResult) string {
 		return "unscored"
 	}
 	cell := fmt.Sprintf("%d/%d · %s · %s", g.Successes, g.Runs, medianIQR(g, MetricTokenUsage), medianIQR(g, MetricLatency))
+	if g.K > 0 && !g.KRefused {
+		cell += fmt.Sprintf(" · pass@%d %.2f, pass^%d %.2f", g.K, g.PassAtK, g.K, g.PassHatK)
+	}
 	if g.SafetyFailures > 0 {
 		cell += fmt.Sprintf(" · **safety: %d**", g.SafetyFailures)
 	}
 	return cell
+}
+
+// RepairPolicy is the tool-call repair a model's server applies, as its id
+// names it: "MODEL-repair-POLICY" (scripts/local-model.sh serves
+// "...-repair-tagless-json"), or "" for none named.
+func RepairPolicy(model string) string {
+	i := strings.LastIndex(model, "-repair-")
+	if i < 0 {
+		return ""
+	}
+	policy := model[i+len("-repair-"):]
+	if j := strings.IndexByte(policy, '@'); j >= 0 {
+		policy = policy[:j]
+	}
+	return policy
+}
+
+// headToHeadMetrics are the figures the page compares between servers.
+var headToHeadMetrics = []Metric{MetricTaskSuccess, MetricToolSelection, MetricParamAcc, MetricTokenUsage,
+	MetricToolDefTokens, MetricLatency, MetricAPICallCount}
+
+// writeHeadToHead compares every pair of servers on the scenarios both
+// cover, as a replay is compared with its recording: run i of a scenario
+// with run i (the same seed), the suite's change with a paired bootstrap
+// interval over the scenarios, task success by McNemar's exact test.
+func writeHeadToHead(b *strings.Builder, res *Results, servers []string) {
+	if len(servers) < 2 {
+		return
+	}
+	of := func(server string) *Results {
+		out := &Results{}
+		for _, g := range res.Scenarios {
+			if g.Server == server {
+				out.Scenarios = append(out.Scenarios, g)
+			}
+		}
+		return out
+	}
+	b.WriteString("\n## Head to head\n\nEach pair of servers on the scenarios both cover, run i against run i (the same seed): " +
+		"the change from the first to the second, its 95% paired bootstrap interval over the scenarios (2,000 resamples, seed 1) and p-value; " +
+		"task success also by McNemar's exact test on the scenarios' pass/fail.\n")
+	for i, x := range servers {
+		for _, y := range servers[i+1:] {
+			c := CompareResults(x, of(x), y, of(y), nil)
+			fmt.Fprintf(b, "\n### %s → %s\n\n", md(x), md(y))
+			if c.Paired == 0 {
+				b.WriteString("No scenario covered by both.\n")
+				continue
+			}
+			fmt.Fprintf(b, "%d paired scenarios. McNemar (task success): %d pass only on %s, %d only on %s, p = %s.\n\n",
+				c.Paired, c.McNemar.Broke, md(x), c.McNemar.Fixed, md(y), fmtP(c.McNemar.P))
+			fmt.Fprintf(b, "| metric | %s | %s | change | 95%% CI | p |\n|---|---|---|---|---|---|\n", md(x), md(y))
+			for _, m := range headToHeadMetrics {
+				for _, d := range c.Suite {
+					if d.Metric != m {
+						continue
+					}
+					ci := "–"
+					if d.CILow != nil && d.CIHigh != nil {
+						ci = fmt.Sprintf("[%s, %s]", fmtDelta(m, *d.CILow), fmtDelta(m, *d.CIHigh))
+					}
+					fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", m, formatValue(m, d.Before), formatValue(m, d.After), fmtDelta(m, d.Diff), ci, fmtP(d.P))
+				}
+			}
+		}
+	}
+}
+
+// fmtDelta prints a change of m: rates in percentage points.
+func fmtDelta(m Metric, x float64) string {
+	if strings.HasSuffix(formatValue(m, 0), "%") {
+		return fmt.Sprintf("%+.1f pp", 100*x)
+	}
+	if m == MetricLatency {
+		return fmt.Sprintf("%+.0f ms", x)
+	}
+	return fmt.Sprintf("%+.1f", x)
+}
+
+func fmtP(p float64) string {
+	if p < 0.001 {
+		return "< 0.001"
+	}
+	return strconv.FormatFloat(round(p), 'g', 3, 64)
 }

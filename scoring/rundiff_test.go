@@ -58,7 +58,7 @@ func TestResultsPageGolden(t *testing.T) {
 		other, otherTraces := suiteRuns(t, variant{server: "secure-ssid", tokens: 100})
 		r := BuildReport(&ReportInput{Title: "release 1.2.0", Current: append(runs, other...), NoVerdict: true, Meta: MetaFromRuns(append(traces, otherTraces...))})
 		var page, svg bytes.Buffer
-		if err := WriteResultsPage(&page, r, "1.2.0", "benchmark-results-1.2.0.svg", "benchmark-results-1.2.0.json"); err != nil {
+		if err := WriteResultsPage(&page, r, Page{Version: "1.2.0", SVG: "benchmark-results-1.2.0.svg", JSON: "benchmark-results-1.2.0.json"}); err != nil {
 			t.Fatal(err)
 		}
 		if err := WriteSVG(&svg, r); err != nil {

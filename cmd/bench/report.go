@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpbench/bench/internal/atomicfile"
+	"github.com/mcpbench/bench/internal/bounded"
 	"github.com/mcpbench/bench/internal/escape"
 	"github.com/mcpbench/bench/scenarios"
 	"github.com/mcpbench/bench/scoring"
@@ -52,8 +55,12 @@ warning, and pass@k is not computed for fewer than --k runs.
 With --release VERSION it writes the results page instead:
 <out-dir>/benchmark-results-<VERSION>.md (methodology version, servers with
 repository and SHA, models with sampling parameters and seeds, fixture
-versions, harness version, the scoreboard per suite, each scenario's median
-[IQR]), an SVG chart beside it and the same data as JSON. A release asks
+versions, harness version, the scoreboard per suite, every pair of servers
+head to head with bootstrap intervals and McNemar's test, each scenario's
+median [IQR], pass@k and pass^k), an SVG chart beside it and the same data
+as JSON. A file <out-dir>/benchmark-results-<VERSION>.notes.md, if there is
+one, is the maintainer's note on the run (the model and how it was served,
+say): the page prints it under "About this run". A release asks
 every covered scenario for at least 5 scored runs: fewer is an error that
 names the scenarios. The page holds no date and no path: re-running at
 the same SHAs and store reproduces it byte for byte. Each file is written
@@ -219,8 +226,14 @@ func runReport(_ context.Context, a *app, opts *reportOptions) error {
 func writeRelease(a *app, opts *reportOptions, rep *scoring.Report) error {
 	base := "benchmark-results-" + opts.release
 	svgName, jsonName := base+".svg", base+".json"
+	// The maintainer's notes on the run, kept beside the page (the model
+	// and how it was served, say), go into it as they are.
+	notes, err := bounded.ReadFile(filepath.Join(opts.outDir, base+".notes.md"), 64<<10)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return usageErr(err)
+	}
 	var page, svg, js bytes.Buffer
-	if err := scoring.WriteResultsPage(&page, rep, opts.release, svgName, jsonName); err != nil {
+	if err := scoring.WriteResultsPage(&page, rep, scoring.Page{Version: opts.release, SVG: svgName, JSON: jsonName, Notes: string(notes)}); err != nil {
 		return err
 	}
 	if err := scoring.WriteSVG(&svg, rep); err != nil {
