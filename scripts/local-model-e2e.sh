@@ -5,7 +5,9 @@
 #
 #  1. start a local model server of its own (scripts/local-model.sh);
 #  2. record SCENARIOS (three core scenarios) with it against the reference
-#     server, one run each: every run stored, none an error of bench's;
+#     server, one run each, through its OpenAI-compatible API, and the first
+#     of them through its Anthropic-compatible API: every run stored, none
+#     an error of bench's;
 #  3. stop the model server, and check nothing answers at its address;
 #  4. replay those runs against the unchanged server: 0 stale, exit 0;
 #  5. replay the release pack's smoke runs, recorded with the same model
@@ -69,12 +71,19 @@ n=$(grep -c '^\[[0-9]*/[0-9]*\] ' "$WORK/record.log")
 [ "$n" = "$(echo $SCENARIOS | wc -w)" ] || fail "record reported $n runs"
 ! grep -E '^\[[0-9]+/[0-9]+\] .*: (error|setup failure|not stored)' "$WORK/record.log" || fail "a run ended in an error of bench's or was not stored"
 
+echo "== record ${SCENARIOS%% *} through the Anthropic messages API of the same server"
+"${B[@]}" record --scenario "${SCENARIOS%% *}" --server "$WORK/reference.yaml" --model "anthropic:${BENCH_LOCAL_MODEL#openai:}" \
+	--runs 1 --seed 1 --request-timeout 10m 2>&1 | tee "$WORK/record-anthropic.log"
+code=${PIPESTATUS[0]}
+[ "$code" = 0 ] || fail "record (anthropic) exited $code (log above)"
+! grep -E '^\[[0-9]+/[0-9]+\] .*: (error|setup failure|not stored)' "$WORK/record-anthropic.log" || fail "the anthropic run ended in an error of bench's or was not stored"
+
 echo "== stop the model server"
 bash scripts/local-model.sh stop
 if curl -s --max-time 2 "$url/models" >/dev/null 2>&1; then fail "something still answers at $url"; fi
 
 echo "== replay with the model stopped: expect 0 stale, exit 0"
-env -u OPENAI_BASE_URL -u OPENAI_API_KEY "${B[@]}" replay "${sel[@]}" --server "$WORK/reference.yaml" \
+env -u OPENAI_BASE_URL -u OPENAI_API_KEY -u ANTHROPIC_BASE_URL "${B[@]}" replay "${sel[@]}" --server "$WORK/reference.yaml" \
 	--from "golden/reference/" --report-dir "$WORK/replay" --format text,json
 code=$?
 [ "$code" = 0 ] || fail "replay exited $code, want 0"
