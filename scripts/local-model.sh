@@ -9,6 +9,7 @@
 #   scripts/local-model.sh start     start the server (once); prints what to export
 #   scripts/local-model.sh env       the exports for a running server (eval "$(... env)")
 #   scripts/local-model.sh status    is it installed, is it running
+#   scripts/local-model.sh installed exit 0 when it is installed, 1 when not (quiet)
 #   scripts/local-model.sh stop      stop the server
 #   scripts/local-model.sh test      the server's unit tests (node --test)
 #
@@ -172,6 +173,7 @@ status)
   if running; then echo "running: $(cat "$run/server.url") ($(cat "$run/server.model"))"; else echo "not running"; fi
   ;;
 supported) supported ;;
+installed) installed ;;
 test)
   why=$(supported) || { say "the server's tests are skipped: $why"; exit 0; }
   mkdir -p "$dir"

@@ -31,7 +31,7 @@ STORE=${STORE:-.bench/release}
 [ -x "$BENCH" ] || make --no-print-directory build BIN="$BENCH"
 
 if [ -z "${BENCH_MODEL:-}" ]; then
-	bash scripts/local-model.sh status | grep -q '^installed' || bash scripts/local-model.sh install
+	bash scripts/local-model.sh installed || bash scripts/local-model.sh install
 	export BENCH_LOCAL_MODEL_RUN=${BENCH_LOCAL_MODEL_RUN:-$STORE.model}
 	trap 'bash scripts/local-model.sh stop >/dev/null 2>&1' EXIT
 	eval "$(bash scripts/local-model.sh start)"
