@@ -78,6 +78,10 @@ func TestPRGateScript(t *testing.T) {
 		{"unchanged server passes", prof, 0, false},
 		{"paging one item at a time fails the gate", leaky, exitGateFailed, false},
 		{"a planted report is not published", filepath.Join(dir, "missing.yaml"), exitInvalidInput, true},
+		// The pack benchmark.yml replays before a release has one: the
+		// smoke stage recorded with a real model (docs/benchmark-results-0.2.0.*).
+		{"the release recording passes unchanged", prof, 0, false},
+		{"the release recording catches paging one item at a time", leaky, exitGateFailed, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,10 +92,15 @@ func TestPRGateScript(t *testing.T) {
 				os.MkdirAll(filepath.Join(work, "reports", "smoke"), 0o755)
 				os.Symlink(secret, filepath.Join(work, "reports", "smoke", "REPORT.md"))
 			}
-			cmd := exec.Command("bash", "scripts/pr-gate.sh", pack)
+			pk, env := pack, []string{}
+			if strings.HasPrefix(tt.name, "the release recording") {
+				// Recorded with a small local model, far below the floors.
+				pk, env = filepath.Join("docs", "benchmark-results-0.2.0.benchpack"), []string{"FLOORS=off"}
+			}
+			cmd := exec.Command("bash", "scripts/pr-gate.sh", pk)
 			cmd.Dir = "../.."
-			cmd.Env = append(os.Environ(), "BENCH="+bench, "PROFILE="+tt.profile, "STAGES=smoke",
-				"WORK="+work, "GITHUB_STEP_SUMMARY="+summary)
+			cmd.Env = append(append(os.Environ(), "BENCH="+bench, "PROFILE="+tt.profile, "STAGES=smoke",
+				"WORK="+work, "GITHUB_STEP_SUMMARY="+summary), env...)
 			out, _ := cmd.CombinedOutput()
 			if got := cmd.ProcessState.ExitCode(); got != tt.code {
 				t.Fatalf("pr-gate.sh exit %d, want %d\n%s", got, tt.code, out)
