@@ -47,6 +47,24 @@ function parseArguments(args) {
   }
 }
 
+// sortKeys returns v with every object's keys in order, recursively.
+function sortKeys(v) {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (v && typeof v === "object") return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys(v[k])]));
+  return v;
+}
+
+// toolOf is a tool as the template is given it, the same from either wire:
+// the clients order a schema's keys differently (the OpenAI SDK as given,
+// the Anthropic SDK by its own fields), and the same tools must make the
+// same prompt, so that its prefix is cached across both.
+function toolOf(name, description, parameters) {
+  const f = { name };
+  if (description) f.description = description;
+  f.parameters = sortKeys(parameters ?? { type: "object" });
+  return { type: "function", function: f };
+}
+
 // fromOpenAI normalises a chat-completions body into {messages, tools,
 // sampling}: messages in the shape the Qwen-style templates read (tool call
 // arguments as objects), tools in the OpenAI function format.
@@ -71,7 +89,7 @@ export function fromOpenAI(body) {
   });
   const tools = (body.tools ?? []).map((t, i) => {
     if (t?.type !== "function" || !t.function?.name) throw new RequestError(`tools[${i}] must be {"type":"function","function":{"name":...}}`);
-    return { type: "function", function: t.function };
+    return toolOf(t.function.name, t.function.description, t.function.parameters);
   });
   if (body.tool_choice === "none") tools.length = 0;
   return {
@@ -123,7 +141,7 @@ export function fromAnthropic(body) {
   });
   const tools = (body.tools ?? []).map((t, i) => {
     if (!t?.name) throw new RequestError(`tools[${i}].name is missing`);
-    return { type: "function", function: { name: t.name, description: t.description ?? "", parameters: t.input_schema ?? { type: "object" } } };
+    return toolOf(t.name, t.description, t.input_schema);
   });
   if (body.tool_choice?.type === "none") tools.length = 0;
   return {

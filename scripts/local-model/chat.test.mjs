@@ -31,8 +31,8 @@ test("an OpenAI conversation renders in the model's template, tool calls and res
   });
   const p = render(qwen, req);
   assert.ok(p.startsWith("<|im_start|>system\nBe brief.\n\n# Tools\n"), p);
-  // The schema keeps its numbers as numbers, in the order given.
-  assert.ok(p.includes('"minimum": 1, "maximum": 7'), p);
+  // The schema keeps its numbers as numbers (its keys in order).
+  assert.ok(p.includes('"maximum": 7, "minimum": 1'), p);
   assert.ok(p.includes('<|im_start|>user\nWeather in Paris?<|im_end|>\n'), p);
   assert.ok(p.includes('<|im_start|>assistant\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call><|im_end|>\n'), p);
   assert.ok(p.includes('<|im_start|>user\n<tool_response>\n{"temp":21}\n</tool_response><|im_end|>\n'), p);
@@ -59,7 +59,8 @@ test("an Anthropic conversation renders exactly as the same OpenAI one", () => {
       { role: "assistant", content: [{ type: "tool_use", id: "c1", name: "get_weather", input: { city: "Paris" } }] },
       { role: "user", content: [{ type: "tool_result", tool_use_id: "c1", content: "sunny" }] },
     ],
-    tools: [{ name: "get_weather", description: "Weather of a city", input_schema: weather.function.parameters }],
+    // The Anthropic SDK writes a schema's keys in its own order.
+    tools: [{ name: "get_weather", description: "Weather of a city", input_schema: { required: ["city"], properties: weather.function.parameters.properties, type: "object" } }],
   });
   assert.equal(render(qwen, an), render(qwen, oa));
   assert.equal(an.sampling.maxTokens, 64);
