@@ -42,7 +42,7 @@ exports=$(bash scripts/local-model.sh start) || exit 4
 eval "$exports"
 echo "model: $BENCH_LOCAL_MODEL at $OPENAI_BASE_URL (log: ${WORK#$ROOT/}/model/server.log)"
 go build -o "$WORK/central-mcp" ./examples/central-mcp || exit 4
-sed -e "s|^command: .*|command: [\"$WORK/central-mcp\"]|" -e "s|^cwd: .*|cwd: $ROOT|" servers/reference.yaml >"$WORK/reference.yaml"
+bash scripts/reference-profile.sh "$WORK/central-mcp" >"$WORK/reference.yaml"
 
 say "2. record the smoke stage with the model, $RUNS run(s) per scenario at temperature $TEMPERATURE"
 t=$(date +%s)

@@ -69,15 +69,9 @@ echo "bin/bench and bin/central-mcp built; work directory ${WORK#$ROOT/}"
 # Profiles: servers/reference.yaml with the built binary instead of go run,
 # and one per injected regression (the same server name, so the same
 # scenarios' expected tools apply).
-profile() { # profile FILE [ARGS...]
-	local file=$1; shift
-	local argv="\"$SERVER\""
-	for a in "$@"; do argv="$argv, \"$a\""; done
-	sed -e "s|^command: .*|command: [$argv]|" -e "s|^cwd: .*|cwd: $ROOT|" servers/reference.yaml > "$file"
-}
-profile "$WORK/reference.yaml"
-profile "$WORK/reference-extra-pagination.yaml" --inject extra-pagination
-profile "$WORK/reference-leak-secret.yaml" --inject leak-secret
+bash scripts/reference-profile.sh "$SERVER" > "$WORK/reference.yaml"
+bash scripts/reference-profile.sh "$SERVER" --inject extra-pagination > "$WORK/reference-extra-pagination.yaml"
+bash scripts/reference-profile.sh "$SERVER" --inject leak-secret > "$WORK/reference-leak-secret.yaml"
 
 # The gate: the built-in stages' (scenarios/stages.yaml), except the absolute floors of the core stage
 # (task success >= 0.80, tool selection >= 0.90), which are meant for real

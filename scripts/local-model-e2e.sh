@@ -57,14 +57,8 @@ echo "local-model-e2e: $BENCH_LOCAL_MODEL on $url"
 
 # The reference server, built once (go run would compile it per run).
 go build -o "$WORK/central-mcp" ./examples/central-mcp || fail "could not build the reference server"
-profile() { # profile FILE [ARGS...]: servers/reference.yaml on the built binary
-	local file=$1; shift
-	local argv="\"$WORK/central-mcp\""
-	for a in "$@"; do argv="$argv, \"$a\""; done
-	sed -e "s|^command: .*|command: [$argv]|" -e "s|^cwd: .*|cwd: $ROOT|" servers/reference.yaml >"$file"
-}
-profile "$WORK/reference.yaml"
-profile "$WORK/reference-extra-pagination.yaml" --inject extra-pagination
+bash scripts/reference-profile.sh "$WORK/central-mcp" >"$WORK/reference.yaml"
+bash scripts/reference-profile.sh "$WORK/central-mcp" --inject extra-pagination >"$WORK/reference-extra-pagination.yaml"
 
 sel=()
 for s in $SCENARIOS; do sel+=(--scenario "$s"); done
