@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mcpbench/bench/llm"
@@ -242,6 +243,9 @@ func RecordedRefs(store *traces.Store, prefix string, selected map[string]*scena
 	}
 	var out []traces.Ref
 	for _, r := range refs {
+		if strings.HasPrefix(r.Name, traces.JudgeRefPrefix) {
+			continue // a judge's run, not an agent's (bench judge run replays it)
+		}
 		if p, ok := traces.ParseRunRef(r.Name); ok && selected[p.Scenario] == nil {
 			continue
 		}

@@ -131,13 +131,13 @@ func TestEveryFormatKeepsItsStructure(t *testing.T) {
 		{name: "report.md", write: func(w *bytes.Buffer) error { return WriteMarkdown(w, r) },
 			// The verdict, safety, regressions, warnings (the runs are fewer
 			// than five), misses.
-			headings: 5, tables: []int{2, 2, 2, 2, 2, 2}, code: 2},
+			headings: 7, tables: []int{2, 2, 2, 2, 2, 2, 2}, code: 2},
 		{name: "page.md", write: func(w *bytes.Buffer) error {
 			return WriteResultsPage(w, r, Page{Version: escapetest.All, SVG: "x.svg", JSON: "x.json"})
 		},
 			// The title, what was run, warnings, the scoreboard, a heading per
 			// suite, the per-scenario section (its tables folded, no heading).
-			headings: 7, tables: []int{2, 2, 2, 16, 16, 1}},
+			headings: 10, tables: []int{2, 2, 2, 16, 16, 2, 1}},
 		{name: "comparison.md", write: func(w *bytes.Buffer) error { return WriteComparisonMarkdown(w, r.Comparison) },
 			headings: 1, tables: []int{4, 2}},
 		{name: "rundiff.md", write: func(w *bytes.Buffer) error { return WriteRunDiffMarkdown(w, d) },

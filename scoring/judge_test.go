@@ -31,7 +31,7 @@ func TestJudgeMajority(t *testing.T) {
 		`{"correctness":1,"tool_use":2,"compliance":2,"reason":"c"}`,
 		`{"correctness":2,"tool_use":0,"compliance":1,"reason":"d"}`,
 	}}
-	j := &Judge{Model: m, Samples: 5, Seed: 3}
+	j := &Judge{Model: m, Samples: 5, Seed: 1}
 	res, err := j.Grade(context.Background(), scs["read-001"], readPass().build())
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +54,7 @@ func TestJudgeMajority(t *testing.T) {
 		t.Errorf("positions never swapped: %v", orders)
 	}
 	m2 := &scriptedModel{replies: m.replies}
-	if _, err := (&Judge{Model: m2, Samples: 5, Seed: 3}).Grade(context.Background(), scs["read-001"], readPass().build()); err != nil {
+	if _, err := (&Judge{Model: m2, Samples: 5, Seed: 1}).Grade(context.Background(), scs["read-001"], readPass().build()); err != nil {
 		t.Fatal(err)
 	}
 	for i := range m.requests {
@@ -150,7 +150,7 @@ func TestJudgePrefer(t *testing.T) {
 		if order[1] {
 			a, b, want = bad, good, "b"
 		}
-		p, err := (&Judge{Model: contentModel{}, Samples: 5, Seed: 9}).Prefer(context.Background(), scs["read-001"], a, b)
+		p, err := (&Judge{Model: contentModel{}, Samples: 5, Seed: 1}).Prefer(context.Background(), scs["read-001"], a, b)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -175,6 +175,10 @@ func WriteResultsPage(w io.Writer, r *Report, p Page) error {
 		row("scenarios (absent)", func(s *SuiteSummary) string { return fmt.Sprintf("%d (%d)", s.Scenarios, s.Absent) }, true)
 	}
 	writeHeadToHead(&b, r.Results, servers)
+	if len(r.Judges) > 0 {
+		b.WriteString("\n## LLM judge\n")
+		writeJudgesMD(&b, r.Judges)
+	}
 	b.WriteString("\n## Per scenario\n\nEach cell: task successes / scored runs · token_usage median [IQR] · latency_ms median [IQR]" +
 		" · pass@k and pass^k (k runs; where a scenario has k scored runs).\n")
 	for _, suite := range suitesOf(r.Results) {

@@ -159,6 +159,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		writeScenariosMD(&folded, r.Results)
 		folded.WriteString("\n</details>\n")
 	}
+	writeJudgesMD(&b, r.Judges)
 	if b.Len()+folded.Len() > MaxMarkdownBytes {
 		b.WriteString("\n*The comparison and scoreboard tables do not fit a pull-request comment; they are in the JSON report.*\n")
 	} else {
@@ -348,6 +349,7 @@ func WriteText(w io.Writer, r *Report) error {
 		}
 	}
 	tw.Flush()
+	writeJudgesText(&b, r.Judges)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -37,6 +37,9 @@ type Report struct {
 	// pass@k refused), in every format.
 	RunsAsked int      `json:"runs_asked"`
 	Warnings  []string `json:"warnings,omitempty"`
+	// Judges are the optional LLM judges' scores of the runs (bench judge
+	// run), each shown only where its calibration passes.
+	Judges []JudgeReport `json:"judges,omitempty"`
 }
 
 // Meta says what produced the runs: everything a results page must list to

@@ -40,6 +40,11 @@ type Manifest struct {
 
 	Mode    Mode `json:"mode"`
 	Replays *ID  `json:"replays,omitempty"` // the run a replay replays
+	// Grades is set on a judgement: the run of the LLM judge that graded
+	// the run of this ID. Its events are the judge's model turns, keyed
+	// and replayed like an agent's (package judge); its Model is the
+	// judge's, its Scenario and RunIndex the graded run's.
+	Grades *ID `json:"grades,omitempty"`
 
 	Suite    string      `json:"suite,omitempty"`
 	Scenario ScenarioRef `json:"scenario"`

@@ -459,6 +459,24 @@ func RunRef(suite, server, model, scenario string, runIndex int) string {
 	return fmt.Sprintf("%s/%s/%s/%s/%d", clean(suite), clean(server), clean(model), clean(scenario), runIndex)
 }
 
+// JudgeRefPrefix is the first segment of the refs of judgements (runs
+// whose Manifest.Grades is set): judge/<judge model>/<the graded run's
+// ref>. Commands that take every run of a store leave them out: they are
+// no agent's runs.
+const JudgeRefPrefix = "judge/"
+
+// JudgeRef is the ref of the judgement of the run ref names by the judge
+// model.
+func JudgeRef(model, ref string) string {
+	clean := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-:@+=", r) {
+			return r
+		}
+		return '_'
+	}, model)
+	return JudgeRefPrefix + clean + "/" + ref
+}
+
 // RunRefParts are the segments of a run's conventional ref name.
 type RunRefParts struct {
 	Prefix   string // what comes before the suite ("replay" in replay/...), or ""
