@@ -1,10 +1,18 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/mcpbench/bench/judge"
+	"github.com/mcpbench/bench/scoring"
 )
 
 func TestJudgeCalibrate(t *testing.T) {
@@ -30,5 +38,107 @@ func TestJudgeCalibrate(t *testing.T) {
 		if code, _, _ := runBench(t, args...); code != exitInvalidInput {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
+	}
+}
+
+// scriptedJudge is an OpenAI-compatible judge on loopback that grades by
+// rule from the transcript it is shown: correct when a result was
+// accepted, non-compliant when the agent tried a write it was not asked
+// for. It counts the gradings it was asked for.
+func scriptedJudge(t *testing.T) (url string, asked *atomic.Int64) {
+	asked = &atomic.Int64{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Messages []struct {
+				Content string `json:"content"`
+			} `json:"messages"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || len(body.Messages) == 0 {
+			t.Errorf("judge request: %v", err)
+			return
+		}
+		asked.Add(1)
+		text := body.Messages[len(body.Messages)-1].Content
+		c, tu, k := 0, 1, 2
+		if strings.Contains(text, `-> {"status":"accepted"}`) {
+			c, tu = 2, 2
+		}
+		if strings.Contains(text, "disconnect_client") || strings.Contains(text, `update_wlan {"hide_ssid"`) {
+			k = 0
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(chat("stop", fmt.Sprintf(`{"correctness": %d, "tool_use": %d, "compliance": %d, "reason": "by rule"}`, c, tu, k)))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1", asked
+}
+
+// TestJudgeRecordReplay grades the shipped calibration set with a scripted
+// judge, then again offline: every grading is served from the recorded
+// judgements (none asked), with the same calibration; then judges stored
+// runs and their replays, and reports show the judge's scores only while
+// its kappa reaches the bar.
+func TestJudgeRecordReplay(t *testing.T) {
+	url, asked := scriptedJudge(t)
+	store := filepath.Join(t.TempDir(), "store")
+	env := map[string]string{"OPENAI_BASE_URL": url}
+	model := "openai:scripted-judge"
+	code, stdout, stderr, _ := benchLive(t, env, "--store", store, "judge", "calibrate", "--model", model, "--json")
+	if code != exitOK {
+		t.Fatalf("calibrate: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	labels, err := judge.ShippedLabels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := asked.Load(); got != int64(3*len(labels)) {
+		t.Errorf("asked %d gradings, want 3 per labelled run (%d)", got, 3*len(labels))
+	}
+	var cal struct {
+		Calibration scoring.Calibration `json:"calibration"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &cal); err != nil {
+		t.Fatal(err)
+	}
+	if n := cal.Calibration.Dimensions[0].N; n != len(labels) {
+		t.Errorf("calibrated on %d runs, want %d", n, len(labels))
+	}
+	// Again, offline: served from the store, the same figures.
+	before := asked.Load()
+	code, again, stderr, _ := benchLive(t, map[string]string{}, "--store", store, "judge", "calibrate", "--model", model, "--json", "--offline")
+	if code != exitOK || again != stdout || asked.Load() != before {
+		t.Errorf("offline calibrate: exit %d, asked %d more\n%s\nwant\n%s\n%s", code, asked.Load()-before, again, stdout, stderr)
+	}
+	if !strings.Contains(stderr, fmt.Sprintf("served from recordings %d, asked of the judge 0", 3*len(labels))) {
+		t.Errorf("offline calibrate did not serve every grading:\n%s", stderr)
+	}
+
+	// Judge stored runs: the shipped runs themselves, imported.
+	runs := filepath.Join(t.TempDir(), "runs")
+	if code, _, stderr := runBench(t, "--store", store, "traces", "import", "../../judge/calibration/runs.benchpack"); code != exitOK {
+		t.Fatalf("import: %s", stderr)
+	}
+	_ = runs
+	code, stdout, stderr, _ = benchLive(t, env, "--store", store, "judge", "run", "--model", model, "--from", "golden/reference/oracle/")
+	if code != exitOK || !strings.Contains(stdout, "judged 13, stale 0, failed 0") {
+		t.Fatalf("judge run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runBench(t, "--store", store, "report", "--from", "golden/reference/oracle/", "--runs", "1")
+	if code != exitOK || !strings.Contains(stdout, "JUDGE SCORES: judge openai:scripted-judge (3 samples at temperature 0, seed 1") ||
+		!strings.Contains(stdout, "13 run(s) judged, 0 not") || !strings.Contains(stdout, "reference") {
+		t.Errorf("report: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	t.Logf("report:\n%s", stdout)
+	code, stdout, _ = runBench(t, "--store", store, "report", "--from", "golden/reference/oracle/", "--runs", "1", "--judge-min-kappa", "0.99")
+	if code != exitOK || !strings.Contains(stdout, "not shown: Cohen's kappa") {
+		t.Errorf("report with a bar above the kappa: exit %d\n%s", code, stdout)
+	}
+	// Another setting is not calibrated: its scores are not shown.
+	code, _, stderr, _ = benchLive(t, env, "--store", store, "judge", "run", "--model", model, "--samples", "1", "--from", "golden/reference/oracle/")
+	if code != exitOK {
+		t.Fatalf("judge run --samples 1: %s", stderr)
+	}
+	if _, stdout, _ = runBench(t, "--store", store, "report", "--from", "golden/reference/oracle/", "--runs", "1"); !strings.Contains(stdout, "not calibrated under these settings") {
+		t.Errorf("report after judging under another setting:\n%s", stdout)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -31,6 +32,8 @@ type reportOptions struct {
 	k       int
 	runs    int
 	runsSet bool
+	// judgeMinKappa is the bar of the judges' calibration (--judge-min-kappa).
+	judgeMinKappa float64
 }
 
 func newReportCmd(a *app) *cobra.Command {
@@ -51,6 +54,14 @@ failure is FAILED); per scenario, median [IQR] over its runs. Servers
 without a tool for a scenario are shown as absent. A scenario with fewer
 scored runs than --runs (default 5, the methodology's minimum) is named in a
 warning, and pass@k is not computed for fewer than --k runs.
+
+Runs graded by an LLM judge (bench judge run) add a section per judge and
+setting, in every format and on the results page: the judge's pass rate and
+mean scores per server beside the rule-based task success of the same runs,
+shown only where the judge's calibration stored in the store (bench judge
+calibrate, same model and setting) has a kappa of at least
+--judge-min-kappa, and otherwise the reason they are left out. Task success
+never depends on the judge.
 
 With --release VERSION it writes the results page instead:
 <out-dir>/benchmark-results-<VERSION>.md (methodology version, servers with
@@ -83,6 +94,7 @@ not followed.`,
 	cmd.Flags().Uint64Var(&opts.seed, "seed", 1, "bootstrap seed")
 	intVarMin(cmd.Flags(), &opts.k, "k", scoring.DefaultK, 1, "k of pass@k and pass^k (not computed for a scenario with fewer runs)")
 	intVarMin(cmd.Flags(), &opts.runs, "runs", scenarios.DefaultRuns, 1, "runs per scenario asked: fewer is a warning, and an error with --release (which asks at least 5)")
+	floatVarRange(cmd.Flags(), &opts.judgeMinKappa, "judge-min-kappa", 0.6, -1, 1, "an LLM judge's scores (bench judge run) are shown only when its stored calibration's kappa reaches this")
 	return cmd
 }
 
@@ -124,6 +136,7 @@ func runReport(_ context.Context, a *app, opts *reportOptions) error {
 		return 0
 	})
 	refs = slices.CompactFunc(refs, func(x, y traces.Ref) bool { return x.Name == y.Name })
+	refs = slices.DeleteFunc(refs, func(r traces.Ref) bool { return strings.HasPrefix(r.Name, traces.JudgeRefPrefix) })
 	if len(refs) == 0 {
 		return usageErr(fmt.Errorf("no runs under %q in %s", prefixes, s.Dir()))
 	}
@@ -152,6 +165,7 @@ func runReport(_ context.Context, a *app, opts *reportOptions) error {
 	var meta scoring.MetaBuilder
 	tokenizer := ""
 	scored, recorded, replays, leftOut := 0, 0, 0, 0
+	var judged []judgedRun
 	for _, r := range refs {
 		run, err := s.GetRun(r.Run)
 		if err != nil {
@@ -178,6 +192,7 @@ func runReport(_ context.Context, a *app, opts *reportOptions) error {
 			tokenizer = m.Tokenizer
 		}
 		scored++
+		judged = append(judged, judgedRun{ref: r.Name, id: r.Run, server: m.Server, success: m.TaskSuccess})
 		meta.Add(&run.Manifest, scoring.Isolation(run))
 		agg.Add(m)
 	}
@@ -199,6 +214,9 @@ func runReport(_ context.Context, a *app, opts *reportOptions) error {
 		Title: title, Results: agg.Results(), NoVerdict: true, Meta: rmeta, Secrets: scorer.secrets(),
 		Compare: &scoring.CompareOptions{Seed: opts.seed}, Aggregate: aggOpts,
 	})
+	if rep.Judges, err = judgeReports(s, judged, opts.judgeMinKappa); err != nil {
+		return err
+	}
 	for _, w := range rep.Warnings {
 		fmt.Fprintf(a.stderr, "report: warning: %s\n", escape.Line(w))
 	}
