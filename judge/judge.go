@@ -194,36 +194,93 @@ func (r *recording) Generate(ctx context.Context, req *llm.Request) (*llm.Respon
 	return resp, nil
 }
 
-// Recorded finds the judgement to replay for the run stored under ref:
-// the judge's judgement of that very run, or, for a replay (replay/<ref>),
-// of the run it replays. It returns nil when there is none, or when the
-// judgement found grades another run (the ref was recorded again since).
-func Recorded(s *traces.Store, model, ref string, run *traces.Run) (*traces.Run, error) {
-	try := func(name string, want traces.ID) (*traces.Run, error) {
-		id, err := s.Ref(name)
-		if errors.Is(err, traces.ErrNotFound) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		j, err := s.GetRun(id)
-		if err != nil {
-			return nil, err
-		}
-		if j.Manifest.Grades == nil || *j.Manifest.Grades != want {
-			return nil, nil
-		}
-		return j, nil
-	}
-	j, err := try(traces.JudgeRef(model, ref), run.Manifest.RunID)
-	if j != nil || err != nil {
-		return j, err
-	}
+// Finder finds the judgement to replay for a run: the judge's judgement
+// of that very run, or, for a replay, of the run it replays; under the
+// run's own ref first (judge/<model>/<ref>), then under any other (the
+// same run graded under another name, such as in the calibration set).
+type Finder struct {
+	s         *traces.Store
+	model     string
+	byGraded  map[traces.ID]traces.ID // graded run -> a judgement of it
+	indexErr  error
+	indexDone bool
+}
+
+// NewFinder returns a Finder of the judgements by model in s.
+func NewFinder(s *traces.Store, model string) *Finder {
+	return &Finder{s: s, model: model}
+}
+
+// Find returns the judgement to replay for the run stored under ref, nil
+// when there is none.
+func (f *Finder) Find(ref string, run *traces.Run) (*traces.Run, error) {
+	want := []traces.ID{run.Manifest.RunID}
 	if run.Manifest.Replays != nil {
-		if base, ok := strings.CutPrefix(ref, "replay/"); ok {
-			return try(traces.JudgeRef(model, base), *run.Manifest.Replays)
+		want = append(want, *run.Manifest.Replays)
+	}
+	// Under the ref itself, or the recorded run's ref for a replay.
+	names := []string{traces.JudgeRef(f.model, ref)}
+	if base, ok := strings.CutPrefix(ref, "replay/"); ok {
+		names = append(names, traces.JudgeRef(f.model, base))
+	}
+	for _, name := range names {
+		id, err := f.s.Ref(name)
+		if errors.Is(err, traces.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		j, err := f.s.GetRun(id)
+		if err != nil {
+			return nil, err
+		}
+		if g := j.Manifest.Grades; g != nil && j.Manifest.Outcome == traces.OutcomeAnswered && (*g == want[0] || len(want) > 1 && *g == want[1]) {
+			return j, nil
+		}
+	}
+	if err := f.index(); err != nil {
+		return nil, err
+	}
+	for _, w := range want {
+		if id, ok := f.byGraded[w]; ok {
+			return f.s.GetRun(id)
 		}
 	}
 	return nil, nil
+}
+
+// index maps every run the model graded to one of its judgements (the
+// first by ref name).
+func (f *Finder) index() error {
+	if f.indexDone {
+		return f.indexErr
+	}
+	f.indexDone = true
+	f.byGraded = map[traces.ID]traces.ID{}
+	refs, err := f.s.Refs(traces.JudgeRef(f.model, ""))
+	if err != nil {
+		f.indexErr = err
+		return err
+	}
+	for _, r := range refs {
+		j, err := f.s.GetRun(r.Run)
+		if err != nil {
+			f.indexErr = err
+			return err
+		}
+		if g := j.Manifest.Grades; g != nil && j.Manifest.Outcome == traces.OutcomeAnswered {
+			if _, ok := f.byGraded[*g]; !ok {
+				f.byGraded[*g] = r.Run
+			}
+		}
+	}
+	return nil
+}
+
+// Add records that judgement j (stored) grades its run, for later Finds.
+func (f *Finder) Add(j *traces.Run) {
+	if f.byGraded != nil && j.Manifest.Grades != nil && j.Manifest.Outcome == traces.OutcomeAnswered {
+		f.byGraded[*j.Manifest.Grades] = j.Manifest.RunID
+	}
 }

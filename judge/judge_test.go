@@ -120,7 +120,7 @@ func TestGradeRecordedAndReplayed(t *testing.T) {
 	// Offline, the same run: every turn served, the same judgement twice.
 	offline := *o
 	offline.Live = nil
-	recorded, err := Recorded(s, live.Name(), ref, run)
+	recorded, err := NewFinder(s, live.Name()).Find(ref, run)
 	if err != nil || recorded == nil {
 		t.Fatalf("recorded judgement: %v, %v", recorded, err)
 	}
@@ -150,7 +150,7 @@ func TestGradeRecordedAndReplayed(t *testing.T) {
 	if _, err := s.PutRun(&rep, "replay/"+ref); err != nil {
 		t.Fatal(err)
 	}
-	rec2, err := Recorded(s, live.Name(), "replay/"+ref, &rep)
+	rec2, err := NewFinder(s, live.Name()).Find("replay/"+ref, &rep)
 	if err != nil || rec2 == nil || rec2.Manifest.RunID != recorded.Manifest.RunID {
 		t.Fatalf("the replay's recorded judgement: %v, %v", rec2, err)
 	}

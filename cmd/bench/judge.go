@@ -203,8 +203,12 @@ func gradeLabels(ctx context.Context, a *app, opts *judgeCalibrateOptions, label
 	var out []scoring.LabeledRun
 	var cfg *judge.Config
 	for i, it := range items {
-		j, err := judge.Recorded(s, jo.Model.Name, it.ref, it.run)
-		if err != nil || j == nil || j.Manifest.Outcome != traces.OutcomeAnswered {
+		id, err := s.Ref(traces.JudgeRef(jo.Model.Name, it.ref))
+		if err != nil {
+			continue
+		}
+		j, err := s.GetRun(id)
+		if err != nil || j.Manifest.Grades == nil || *j.Manifest.Grades != it.run.Manifest.RunID || j.Manifest.Outcome != traces.OutcomeAnswered {
 			continue
 		}
 		res, err := scoring.JudgementScores(j)

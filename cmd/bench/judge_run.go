@@ -81,8 +81,9 @@ type judgeTally struct {
 // per run on stderr.
 func gradeAll(ctx context.Context, a *app, s *traces.Store, items []graded, o *judge.Options) (*judgeTally, error) {
 	t := &judgeTally{}
+	finder := judge.NewFinder(s, o.Model.Name)
 	for i, it := range items {
-		recorded, err := judge.Recorded(s, o.Model.Name, it.ref, it.run)
+		recorded, err := finder.Find(it.ref, it.run)
 		if err != nil {
 			return t, err
 		}
@@ -98,6 +99,7 @@ func gradeAll(ctx context.Context, a *app, s *traces.Store, items []graded, o *j
 		if _, err := s.PutRun(res.Judgement, traces.JudgeRef(o.Model.Name, it.ref)); err != nil {
 			return t, err
 		}
+		finder.Add(res.Judgement)
 		t.served += res.Served
 		t.asked += res.Asked
 		line := ""

@@ -114,13 +114,13 @@ func TestJudgeRecordReplay(t *testing.T) {
 	}
 
 	// Judge stored runs: the shipped runs themselves, imported.
-	runs := filepath.Join(t.TempDir(), "runs")
 	if code, _, stderr := runBench(t, "--store", store, "traces", "import", "../../judge/calibration/runs.benchpack"); code != exitOK {
 		t.Fatalf("import: %s", stderr)
 	}
-	_ = runs
 	code, stdout, stderr, _ = benchLive(t, env, "--store", store, "judge", "run", "--model", model, "--from", "golden/reference/oracle/")
-	if code != exitOK || !strings.Contains(stdout, "judged 13, stale 0, failed 0") {
+	// The same runs were graded under their calibration refs: served from
+	// those judgements, the judge not asked.
+	if code != exitOK || !strings.Contains(stdout, "judged 13, stale 0, failed 0; gradings served from recordings 39, asked of the judge 0") {
 		t.Fatalf("judge run: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	code, stdout, stderr = runBench(t, "--store", store, "report", "--from", "golden/reference/oracle/", "--runs", "1")
