@@ -127,18 +127,29 @@ func (j *Judge) Grade(ctx context.Context, sc *scenarios.Scenario, run *traces.R
 		if err != nil {
 			return nil, fmt.Errorf("judge sample %d: %w", i, err)
 		}
-		got, ok := parseJudge(resp.Text)
-		if !ok {
-			res.Invalid++
-			continue
-		}
-		res.Samples = append(res.Samples, got)
+		res.add(resp.Text)
 	}
+	return res, res.finish(k)
+}
+
+// add counts one sample's answer.
+func (res *JudgeResult) add(text string) {
+	got, ok := parseJudge(text)
+	if !ok {
+		res.Invalid++
+		return
+	}
+	res.Samples = append(res.Samples, got)
+}
+
+// finish takes the majority of the n samples, an error when none was
+// valid.
+func (res *JudgeResult) finish(n int) error {
 	if len(res.Samples) == 0 {
-		return res, fmt.Errorf("judge: none of %d samples was valid rubric JSON", k)
+		return fmt.Errorf("judge: none of %d samples was valid rubric JSON", n)
 	}
 	res.Scores = majority(res.Samples)
-	return res, nil
+	return nil
 }
 
 // JudgementScores reads the scores of a judgement (a run whose
@@ -160,18 +171,9 @@ func JudgementScores(run *traces.Run) (*JudgeResult, error) {
 			res.Invalid++
 			continue
 		}
-		got, ok := parseJudge(resp.Text)
-		if !ok {
-			res.Invalid++
-			continue
-		}
-		res.Samples = append(res.Samples, got)
+		res.add(resp.Text)
 	}
-	if len(res.Samples) == 0 {
-		return res, fmt.Errorf("judge: none of %d samples was valid rubric JSON", n)
-	}
-	res.Scores = majority(res.Samples)
-	return res, nil
+	return res, res.finish(n)
 }
 
 // parseJudge reads the rubric JSON, tolerating a code fence around it.

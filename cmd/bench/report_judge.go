@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -41,7 +42,7 @@ func judgeReports(s *traces.Store, runs []judgedRun, minKappa float64) ([]scorin
 		byModel[seg][graded] = r.Run
 	}
 	var out []scoring.JudgeReport
-	for _, seg := range sortedKeys(byModel) {
+	for _, seg := range slices.Sorted(maps.Keys(byModel)) {
 		type acc struct {
 			model  string
 			rows   scoring.JudgeRows
@@ -100,13 +101,4 @@ func judgeReports(s *traces.Store, runs []judgedRun, minKappa float64) ([]scorin
 		}
 	}
 	return out, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
