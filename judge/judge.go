@@ -101,6 +101,9 @@ func Grade(ctx context.Context, sc *scenarios.Scenario, run *traces.Run, recorde
 	}
 	var model llm.Model = o.Live
 	var rm *replayer.Model
+	if recorded != nil && recorded.Manifest.Outcome == traces.OutcomeError && o.Live != nil {
+		recorded = nil // a judge that failed is asked again, not replayed failing
+	}
 	if recorded != nil {
 		if recorded.Manifest.Grades == nil {
 			return nil, fmt.Errorf("judge: run %s is no judgement", recorded.Manifest.RunID.Short())
@@ -235,7 +238,7 @@ func (f *Finder) Find(ref string, run *traces.Run) (*traces.Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		if g := j.Manifest.Grades; g != nil && j.Manifest.Outcome == traces.OutcomeAnswered && (*g == want[0] || len(want) > 1 && *g == want[1]) {
+		if g := j.Manifest.Grades; g != nil && complete(j) && (*g == want[0] || len(want) > 1 && *g == want[1]) {
 			return j, nil
 		}
 	}
@@ -269,7 +272,7 @@ func (f *Finder) index() error {
 			f.indexErr = err
 			return err
 		}
-		if g := j.Manifest.Grades; g != nil && j.Manifest.Outcome == traces.OutcomeAnswered {
+		if g := j.Manifest.Grades; g != nil && complete(j) {
 			if _, ok := f.byGraded[*g]; !ok {
 				f.byGraded[*g] = r.Run
 			}
@@ -280,7 +283,14 @@ func (f *Finder) index() error {
 
 // Add records that judgement j (stored) grades its run, for later Finds.
 func (f *Finder) Add(j *traces.Run) {
-	if f.byGraded != nil && j.Manifest.Grades != nil && j.Manifest.Outcome == traces.OutcomeAnswered {
+	if f.byGraded != nil && j.Manifest.Grades != nil && complete(j) {
 		f.byGraded[*j.Manifest.Grades] = j.Manifest.RunID
 	}
+}
+
+// complete reports whether judgement j asked every sample: answered, or
+// an error of the judge's (no valid rubric JSON), which replays to the
+// same error. A stale judgement stopped at a miss, and holds less.
+func complete(j *traces.Run) bool {
+	return j.Manifest.Outcome == traces.OutcomeAnswered || j.Manifest.Outcome == traces.OutcomeError
 }
