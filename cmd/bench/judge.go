@@ -47,8 +47,9 @@ judge/<model>/calibration/` + judge.SetName + `/<ref> (recorded and replayed
 like bench judge run's: a second calibration is served from them, and
 --offline never asks the judge), and compares them with the labels. The
 labels are the shipped set unless --labels names another: ` + fmt.Sprint(shippedCount()) + ` runs of the
-golden suite (a small local model's, the BM25 baseline's and the oracle's)
-graded by hand on the rubric, with the reason for each.
+golden suite (a small local model's, the BM25 baseline's and the oracle's),
+each labelled by reading its transcript against the rubric, with the reason
+(each entry's labeler says who labelled it).
 
 Without --model, FILE must carry the judge's scores too: a JSON array or
 JSON lines of {"run": ID, "human": {"correctness": n, "tool_use": n,
@@ -104,11 +105,15 @@ func runJudgeCalibrate(ctx context.Context, a *app, opts *judgeCalibrateOptions)
 		return usageErr(fmt.Errorf("%s: %w", opts.labels, err))
 	}
 	if opts.json {
-		out := struct {
-			Model       string               `json:"model,omitempty"`
-			Config      *judge.Config        `json:"config,omitempty"`
-			Calibration *scoring.Calibration `json:"calibration"`
-		}{opts.model, cfg, cal}
+		// A labels file's scores alone print as before: the calibration.
+		var out any = cal
+		if cfg != nil {
+			out = struct {
+				Model       string               `json:"model"`
+				Config      *judge.Config        `json:"config"`
+				Calibration *scoring.Calibration `json:"calibration"`
+			}{opts.model, cfg, cal}
+		}
 		if err := writeIndentedJSON(a.stdout, out); err != nil {
 			return err
 		}
