@@ -117,11 +117,7 @@ func (res *ReplayResult) addTools(out *Replayed) {
 	if out.Tools == nil {
 		return
 	}
-	if len(res.ToolDefinitions) == 0 {
-		res.ToolDefinitions = []scoring.ToolDefinitions{*out.Tools}
-	} else if out.Tools.Tokens > res.ToolDefinitions[0].Tokens {
-		res.ToolDefinitions[0] = *out.Tools
-	}
+	res.ToolDefinitions = scoring.AddToolDefinitions(res.ToolDefinitions, out.Tools)
 	if out.RecordedTools == nil {
 		return
 	}

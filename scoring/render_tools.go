@@ -62,8 +62,8 @@ func writeToolChurnMD(b *strings.Builder, r *Report) {
 func writeToolDefsMD(b *strings.Builder, r *Report) {
 	for _, d := range r.ToolDefinitions {
 		// Raw HTML: Markdown's escapes do not work inside it.
-		fmt.Fprintf(b, "\n<details><summary>Tool definitions of %s: %d tokens, %d tools (%s)</summary>\n\n| tool | tokens |\n|---|---|\n",
-			escape.HTML(d.Server), d.Tokens, len(d.Tools), escape.HTML(r.Meta.Tokenizer))
+		fmt.Fprintf(b, "\n<details><summary>Tool definitions of %s: %d tokens, %s (%s)</summary>\n\n| tool | tokens |\n|---|---|\n",
+			escape.HTML(d.Server), d.Tokens, toolCount(len(d.Tools)), escape.HTML(r.Meta.Tokenizer))
 		for _, t := range costliest(d) {
 			fmt.Fprintf(b, "| %s | %d |\n", md(t.Name), t.Tokens)
 		}
@@ -84,6 +84,14 @@ func writeToolsText(b *strings.Builder, r *Report) {
 			}
 			top = append(top, fmt.Sprintf("%s %d", tl(t.Name), t.Tokens))
 		}
-		fmt.Fprintf(b, "  tool definitions of %s: %d tokens, %d tools: %s\n", tl(d.Server), d.Tokens, len(d.Tools), strings.Join(top, ", "))
+		fmt.Fprintf(b, "  tool definitions of %s: %d tokens, %s: %s\n", tl(d.Server), d.Tokens, toolCount(len(d.Tools)), strings.Join(top, ", "))
 	}
+}
+
+// toolCount is "1 tool", "17 tools".
+func toolCount(n int) string {
+	if n == 1 {
+		return "1 tool"
+	}
+	return fmt.Sprintf("%d tools", n)
 }

@@ -61,6 +61,24 @@ func (c *Cache) ToolDefinitionsOf(run *traces.Run, count func([]byte) int) (*Too
 	return nil, false
 }
 
+// AddToolDefinitions adds d to list, which keeps one entry per server:
+// the largest tool list it offered (a server may list more tools to the
+// write scenarios, whose writes_env opens its write gate).
+func AddToolDefinitions(list []ToolDefinitions, d *ToolDefinitions) []ToolDefinitions {
+	if d == nil {
+		return list
+	}
+	for i := range list {
+		if list[i].Server == d.Server {
+			if d.Tokens > list[i].Tokens {
+				list[i] = *d
+			}
+			return list
+		}
+	}
+	return append(list, *d)
+}
+
 // MeasureToolList measures a tool list given as a JSON array of tools
 // ({"name", "description", "input_schema"}), as bench servers check has
 // it: the same figures a run of the server gives.
@@ -166,8 +184,8 @@ func checkToolBudget(g *Gate, defs []ToolDefinitions, v *Verdict) {
 		if d.Tokens <= *g.ToolDefinitionTokens {
 			continue
 		}
-		v.Reasons = append(v.Reasons, fmt.Sprintf("%s: tool definitions take %d tokens (%d tools), over the tool_definition_tokens budget of %d (%+d)",
-			d.Server, d.Tokens, len(d.Tools), *g.ToolDefinitionTokens, d.Tokens-*g.ToolDefinitionTokens))
+		v.Reasons = append(v.Reasons, fmt.Sprintf("%s: tool definitions take %d tokens (%s), over the tool_definition_tokens budget of %d (%+d)",
+			d.Server, d.Tokens, toolCount(len(d.Tools)), *g.ToolDefinitionTokens, d.Tokens-*g.ToolDefinitionTokens))
 		if v.Status == StatusPass || v.Status == "" {
 			v.Status = StatusRegression
 		}

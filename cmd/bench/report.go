@@ -150,6 +150,7 @@ func runReport(_ context.Context, a *app, opts *reportOptions) error {
 	agg := scoring.NewAggregator(aggOpts)
 	agg.KeepRuns = opts.release == "" && opts.format == "json"
 	var meta scoring.MetaBuilder
+	var tools []scoring.ToolDefinitions // per server, the scoreboard's (a results page has none)
 	tokenizer := ""
 	scored, recorded, replays, leftOut := 0, 0, 0, 0
 	for _, r := range refs {
@@ -180,6 +181,9 @@ func runReport(_ context.Context, a *app, opts *reportOptions) error {
 		scored++
 		meta.Add(&run.Manifest, scoring.Isolation(run))
 		agg.Add(m)
+		if d, ok := scorer.s.ToolDefinitions(run); ok && opts.release == "" {
+			tools = scoring.AddToolDefinitions(tools, d)
+		}
 	}
 	switch {
 	case scored == 0:
@@ -197,7 +201,7 @@ func runReport(_ context.Context, a *app, opts *reportOptions) error {
 	}
 	rep := scoring.BuildReport(&scoring.ReportInput{
 		Title: title, Results: agg.Results(), NoVerdict: true, Meta: rmeta, Secrets: scorer.secrets(),
-		Compare: &scoring.CompareOptions{Seed: opts.seed}, Aggregate: aggOpts,
+		Compare: &scoring.CompareOptions{Seed: opts.seed}, Aggregate: aggOpts, ToolDefinitions: tools,
 	})
 	for _, w := range rep.Warnings {
 		fmt.Fprintf(a.stderr, "report: warning: %s\n", escape.Line(w))
