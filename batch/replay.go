@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -49,6 +50,10 @@ type Replay struct {
 	KeepRuns bool
 	// Progress receives each replayed run, in ref order.
 	Progress func(*Replayed)
+	// Tools measures a run's tool definitions (Scorer.ToolDefinitions);
+	// nil measures none. The result then says what the live server's
+	// definitions cost and how they changed since the recording.
+	Tools func(*traces.Run) (*scoring.ToolDefinitions, bool)
 	// Aggregate configures the aggregations (k, the runs per scenario
 	// the stage asks); nil means defaults.
 	Aggregate *scoring.AggregateOptions
@@ -70,6 +75,9 @@ type Replayed struct {
 	// Current is the replay's metrics; Recorded the recorded run's, with
 	// ScoreRecorded.
 	Current, Recorded *scoring.RunMetrics
+	// Tools and RecordedTools are the replay's and the recorded run's tool
+	// definitions, with Replay.Tools (nil for a run that had none).
+	Tools, RecordedTools *scoring.ToolDefinitions
 
 	recordedTokens int // the recorded run's tokens
 	liveTokens     int // the tokens of the turns a live model answered
@@ -96,7 +104,34 @@ type ReplayResult struct {
 	// LiveTokens count the replays that asked the live model (live mode)
 	// and the tokens its turns took.
 	Stale, StaleTokens, LiveRuns, LiveTokens int
+	// ToolDefinitions is the largest tool list the live server offered
+	// (a server may offer more tools to write scenarios), with
+	// Replay.Tools; ToolChurn each distinct change between a recorded
+	// run's definitions and its replay's.
+	ToolDefinitions []scoring.ToolDefinitions
+	ToolChurn       []scoring.ToolChurn
 	Times
+}
+
+// addTools keeps what a replayed run says of the tool definitions.
+func (res *ReplayResult) addTools(out *Replayed) {
+	if out.Tools == nil {
+		return
+	}
+	res.ToolDefinitions = scoring.AddToolDefinitions(res.ToolDefinitions, out.Tools)
+	if out.RecordedTools == nil {
+		return
+	}
+	c := scoring.DiffToolDefinitions(out.RecordedTools, out.Tools)
+	if c.Empty() {
+		return
+	}
+	for _, seen := range res.ToolChurn {
+		if reflect.DeepEqual(seen, c) {
+			return
+		}
+	}
+	res.ToolChurn = append(res.ToolChurn, c)
 }
 
 // replayed is a replay between its execution and its finishing.
@@ -213,6 +248,7 @@ func (r *Replay) Run(ctx context.Context) (*ReplayResult, error) {
 				res.RecordedPooled.Add(out.Recorded)
 			}
 			res.Meta.Add(&out.Manifest, out.Isolation)
+			res.addTools(out)
 			if r.Progress != nil {
 				r.Progress(out)
 			}
@@ -326,6 +362,14 @@ func (r *Replay) finish(it item, rr *replayedRun) (*Replayed, error) {
 	out.Current.Ref = ReplayRefPrefix + rr.ref
 	if out.RecordedError {
 		out.Current.RecordedError, out.Current.Stale = true, false
+	}
+	if r.Tools != nil {
+		if d, ok := r.Tools(stored); ok {
+			out.Tools = d
+		}
+		if d, ok := r.Tools(rr.recorded); ok {
+			out.RecordedTools = d
+		}
 	}
 	if r.ScoreRecorded {
 		if out.Recorded, err = r.Score(rr.recorded); err != nil {

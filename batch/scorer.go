@@ -64,6 +64,13 @@ func (s *Scorer) Score(run *traces.Run) (*scoring.RunMetrics, error) {
 	return m, err
 }
 
+// ToolDefinitions measures the tool definitions a run's server offered,
+// per tool, with the scorer's tokenizer (scoring.Cache.ToolDefinitionsOf);
+// false for a run that has none.
+func (s *Scorer) ToolDefinitions(run *traces.Run) (*scoring.ToolDefinitions, bool) {
+	return s.cache.ToolDefinitionsOf(run, s.tokens.Count)
+}
+
 // options are the scoring options of fixture's runs, built once.
 func (s *Scorer) options(fixture string) (*scoring.Options, error) {
 	s.mu.Lock()

@@ -262,7 +262,7 @@ func (c *Central) serve(w http.ResponseWriter, r *http.Request, host string) {
 		path = strings.TrimSuffix(path, "/")
 	}
 	rq := &request{c: c, r: r, method: r.Method, path: path, segs: splitPath(path), body: body, host: host}
-	e := Entry{Method: r.Method, Path: path, Query: r.URL.RawQuery, Host: host}
+	e := Entry{Method: r.Method, Path: path, Query: r.URL.RawQuery, Host: host, At: began}
 	if len(body) > 0 {
 		sum := sha256.Sum256(body)
 		e.BodySHA256 = hex.EncodeToString(sum[:])
@@ -318,7 +318,11 @@ func (c *Central) record(e Entry) {
 	c.jmu.Lock()
 	c.seq++
 	e.Seq = c.seq
-	e.OffsetMS = c.opts.Now().Sub(c.start).Milliseconds()
+	now := c.opts.Now()
+	if e.At.IsZero() {
+		e.At = now
+	}
+	e.OffsetMS = now.Sub(c.start).Milliseconds()
 	e.ToolCall = c.toolCall
 	e.Boot = !c.sawToolCall
 	if n := int64(len(e.RequestBody) + len(e.ResponseBody)); n > 0 {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"time"
 )
 
 // Entry is one request in the journal.
@@ -19,12 +20,16 @@ type Entry struct {
 	Route         string `json:"route,omitempty"`  // the matched route pattern
 	Source        string `json:"source,omitempty"` // modelled, catalog, none, auth, proxy
 	ResponseBytes int    `json:"response_bytes"`
-	OffsetMS      int64  `json:"offset_ms"`  // since the run started (Reset), from Options.Now
-	LatencyUS     int64  `json:"latency_us"` // time spent serving the request, from Options.Now
-	ToolCall      int    `json:"tool_call"`  // -1 when no tool call was in flight
-	Boot          bool   `json:"boot,omitempty"`
-	Egress        bool   `json:"egress,omitempty"`
-	Fault         string `json:"fault,omitempty"` // injected fault or forced 401 applied
+	OffsetMS      int64  `json:"offset_ms"` // since the run started (Reset), from Options.Now
+	// At is when the request arrived (an egress attempt: when it was
+	// journaled), from Options.Now: a caller with its own origin (the
+	// recorder's run start) counts from it.
+	At        time.Time `json:"-"`
+	LatencyUS int64     `json:"latency_us"` // time spent serving the request, from Options.Now
+	ToolCall  int       `json:"tool_call"`  // -1 when no tool call was in flight
+	Boot      bool      `json:"boot,omitempty"`
+	Egress    bool      `json:"egress,omitempty"`
+	Fault     string    `json:"fault,omitempty"` // injected fault or forced 401 applied
 	// RequestBody and ResponseBody are kept when Options.CaptureBodies is
 	// set (the recorder stores them in the trace); nil otherwise.
 	RequestBody  []byte `json:"request_body,omitempty"`

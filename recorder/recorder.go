@@ -948,7 +948,10 @@ func (c *capture) addJournal(entries []fakecentral.Entry, callPos map[int]int) {
 	}
 	for _, e := range entries {
 		var ev traces.Event
-		at := e.OffsetMS * 1000
+		// From the run's start, as every other event: the fake's own
+		// origin is later when the run waited for its server to start
+		// (HTTP rows seconds before the call that made them).
+		at := max(e.At.Sub(c.start).Microseconds(), 0)
 		if e.Egress {
 			ev = traces.Event{Kind: traces.KindEgress, AtUS: at, Egress: &traces.Egress{Host: e.Host, Call: e.ToolCall}}
 		} else {

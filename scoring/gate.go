@@ -36,6 +36,9 @@ import (
 //	  api_call_excess_increase: 0.03 # largest increase of api_call_excess (default 0.03)
 //	  outside_reads_increase: 0.5    # largest increase of outside_reads (default: reported only)
 //	  latency_regression: 0.50       # largest relative latency increase (default: reported only)
+//	  tool_definition_tokens: 8000   # most tokens a server's tool definitions may take, each tool
+//	                                 # counted as the model receives it (o200k_base), on the
+//	                                 # replayed server's list (default: no budget)
 //	  require_significance: false    # gate a regression only when significant (default false)
 //	  max_stale_share: 0             # largest share of stale runs before inconclusive (default 0)
 //	  judge_min_kappa: 0.6           # judge scores refused below this kappa (default 0.6)
@@ -53,6 +56,7 @@ type Gate struct {
 	APICallExcessIncrease *float64 `json:"api_call_excess_increase,omitempty"`
 	OutsideReadsIncrease  *float64 `json:"outside_reads_increase,omitempty"`
 	LatencyRegression     *float64 `json:"latency_regression,omitempty"`
+	ToolDefinitionTokens  *int     `json:"tool_definition_tokens,omitempty"`
 	RequireSignificance   *bool    `json:"require_significance,omitempty"`
 	MaxStaleShare         *float64 `json:"max_stale_share,omitempty"`
 	JudgeMinKappa         *float64 `json:"judge_min_kappa,omitempty"`
@@ -164,6 +168,12 @@ func ParseGate(stage string, section map[string]any) (*Gate, error) {
 	over(&g.JudgeMinKappa, set.JudgeMinKappa)
 	if set.RequireSignificance != nil {
 		g.RequireSignificance = set.RequireSignificance
+	}
+	if set.ToolDefinitionTokens != nil {
+		if *set.ToolDefinitionTokens < 0 {
+			return nil, fmt.Errorf("stage %s: gate: tool_definition_tokens: %d must not be negative", stage, *set.ToolDefinitionTokens)
+		}
+		g.ToolDefinitionTokens = set.ToolDefinitionTokens
 	}
 	if set.ViolationCount != nil {
 		if *set.ViolationCount < 0 {

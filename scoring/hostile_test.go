@@ -129,9 +129,11 @@ func TestEveryFormatKeepsItsStructure(t *testing.T) {
 		code     int   // Markdown: fenced code blocks
 	}{
 		{name: "report.md", write: func(w *bytes.Buffer) error { return WriteMarkdown(w, r) },
-			// The verdict, safety, regressions, warnings (the runs are fewer
-			// than five), misses.
-			headings: 7, tables: []int{2, 2, 2, 2, 2, 2, 2}, code: 2},
+			// The verdict, safety, regressions, the tool definitions that
+			// changed (two servers' added, removed and changed tools, and
+			// their totals), warnings (the runs are fewer than five),
+			// misses, two judges; each server's tool definitions, folded.
+			headings: 8, tables: []int{2, 2, 14, 2, 2, 2, 2, 2, 2, 2}, code: 2},
 		{name: "page.md", write: func(w *bytes.Buffer) error {
 			return WriteResultsPage(w, r, Page{Version: escapetest.All, SVG: "x.svg", JSON: "x.json"})
 		},

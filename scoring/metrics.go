@@ -46,11 +46,12 @@ type Options struct {
 type Cache struct {
 	tools  memo[map[string]toolInfo] // a tool list's tools
 	tokens memo[int]                 // a tool list's tokens
+	defs   memo[*ToolDefinitions]    // a tool list's tokens per tool
 }
 
 // NewCache returns an empty cache.
 func NewCache() *Cache {
-	return &Cache{tools: memo[map[string]toolInfo]{max: 64}, tokens: memo[int]{max: 256}}
+	return &Cache{tools: memo[map[string]toolInfo]{max: 64}, tokens: memo[int]{max: 256}, defs: memo[*ToolDefinitions]{max: 64}}
 }
 
 // countTokens is count(b), once per tool list: the tool definitions of every

@@ -109,6 +109,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			}
 		}
 	}
+	writeToolChurnMD(&b, r)
 	if len(r.Warnings) > 0 {
 		b.WriteString("\n### Warnings\n\n")
 		for _, w := range r.Warnings {
@@ -159,6 +160,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		writeScenariosMD(&folded, r.Results)
 		folded.WriteString("\n</details>\n")
 	}
+	writeToolDefsMD(&folded, r)
 	writeJudgesMD(&b, r.Judges)
 	if b.Len()+folded.Len() > MaxMarkdownBytes {
 		b.WriteString("\n*The comparison and scoreboard tables do not fit a pull-request comment; they are in the JSON report.*\n")
@@ -301,6 +303,7 @@ func WriteText(w io.Writer, r *Report) error {
 	for _, w := range r.Warnings {
 		fmt.Fprintf(&b, "  warning: %s\n", tl(w))
 	}
+	writeToolsText(&b, r)
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	safety := []SafetyRow(nil)
 	if r.Verdict != nil {

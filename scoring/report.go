@@ -40,6 +40,11 @@ type Report struct {
 	// Judges are the optional LLM judges' scores of the runs (bench judge
 	// run), each shown only where its calibration passes.
 	Judges []JudgeReport `json:"judges,omitempty"`
+	// ToolDefinitions are the tokens of each server's tool definitions,
+	// per tool (ReportInput.ToolDefinitions); ToolChurn how they changed
+	// since the recording, for the servers whose list changed.
+	ToolDefinitions []ToolDefinitions `json:"tool_definitions,omitempty"`
+	ToolChurn       []ToolChurn       `json:"tool_churn,omitempty"`
 }
 
 // Meta says what produced the runs: everything a results page must list to
@@ -226,6 +231,13 @@ type ReportInput struct {
 	// runs); nil means defaults.
 	Aggregate *AggregateOptions
 	Compare   *CompareOptions
+	// ToolDefinitions are the tool definitions of the servers under test
+	// (one per server, Cache.ToolDefinitionsOf): reported, and held to
+	// the gate's tool_definition_tokens. ToolChurn is how they changed
+	// since the recorded runs (DiffToolDefinitions); the unchanged are
+	// left out.
+	ToolDefinitions []ToolDefinitions
+	ToolChurn       []ToolChurn
 }
 
 // BuildReport aggregates, compares and gates. The result depends on its
@@ -253,6 +265,7 @@ func BuildReport(in *ReportInput) *Report {
 			r.Gate = DefaultGate(in.Stage)
 		}
 		r.Verdict = Evaluate(r.Gate, r.Results, r.Comparison)
+		checkToolBudget(r.Gate, in.ToolDefinitions, r.Verdict)
 		if in.ExitCode != nil {
 			r.Verdict.ExitCode = in.ExitCode(r.Verdict.Status)
 		}
@@ -264,6 +277,14 @@ func BuildReport(in *ReportInput) *Report {
 	r.Warnings = append(RepeatWarnings(r.Results, r.RunsAsked), SchemaWarnings(r.Results)...)
 	r.Warnings = append(r.Warnings, ModelWarnings(r.Results)...)
 	r.Misses = slices.Clone(in.Misses)
+	r.ToolDefinitions = slices.Clone(in.ToolDefinitions)
+	slices.SortFunc(r.ToolDefinitions, func(a, b ToolDefinitions) int { return cmp.Compare(a.Server, b.Server) })
+	for _, c := range in.ToolChurn {
+		if !c.Empty() {
+			r.ToolChurn = append(r.ToolChurn, c)
+		}
+	}
+	slices.SortFunc(r.ToolChurn, func(a, b ToolChurn) int { return cmp.Compare(a.Server, b.Server) })
 	slices.SortStableFunc(r.Misses, func(a, b Miss) int {
 		return cmp.Or(cmp.Compare(a.Scenario, b.Scenario), cmp.Compare(a.Server, b.Server), cmp.Compare(a.RunIndex, b.RunIndex), cmp.Compare(a.Turn, b.Turn))
 	})

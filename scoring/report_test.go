@@ -158,6 +158,8 @@ func TestParseGate(t *testing.T) {
 		{"task_success_rate": "high"},
 		{"task_success_rate": 1.5},
 		{"violation_count": -1},
+		{"tool_definition_tokens": -1},
+		{"tool_definition_tokens": 8000.5},
 	} {
 		if _, err := ParseGate("core", bad); err == nil {
 			t.Errorf("ParseGate(%v): want an error", bad)

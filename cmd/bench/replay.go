@@ -222,7 +222,7 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 		}},
 		Store: store, Profile: profile, Refs: refs, Scenarios: selected, ReuseServer: opts.reuse,
 		Mode: mode, Live: live, Resolution: opts.resolution, Score: scorer.score, ScoreRecorded: opts.baseline == "",
-		KeepRuns: slices.Contains(opts.formats, "json"), Aggregate: agg,
+		KeepRuns: slices.Contains(opts.formats, "json"), Aggregate: agg, Tools: scorer.s.ToolDefinitions,
 		Progress: func(r *batch.Replayed) {
 			note := ""
 			if len(r.Misses) > 0 {
@@ -267,7 +267,7 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 		Title: "bench replay: " + label, Stage: opts.sel.stage, Results: res.Current.Results(),
 		Comparison: scoring.CompareResults(baseLabel, base.Results(), curLabel, res.CurrentPooled.Results(), nil),
 		Gate:       gate, Meta: res.Meta.Meta(), Misses: scoring.FoldMisses(res.Misses), ExitCode: verdictExit,
-		Secrets: scorer.secrets(), Aggregate: agg,
+		Secrets: scorer.secrets(), Aggregate: agg, ToolDefinitions: res.ToolDefinitions, ToolChurn: res.ToolChurn,
 	})
 	// What a miss costs: said where a pull request's author reads it.
 	if res.Stale > 0 {

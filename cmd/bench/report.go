@@ -163,6 +163,7 @@ func runReport(_ context.Context, a *app, opts *reportOptions) error {
 	agg := scoring.NewAggregator(aggOpts)
 	agg.KeepRuns = opts.release == "" && opts.format == "json"
 	var meta scoring.MetaBuilder
+	var tools []scoring.ToolDefinitions // per server, the scoreboard's (a results page has none)
 	tokenizer := ""
 	scored, recorded, replays, leftOut := 0, 0, 0, 0
 	var judged []judgedRun
@@ -195,6 +196,9 @@ func runReport(_ context.Context, a *app, opts *reportOptions) error {
 		judged = append(judged, judgedRun{ref: r.Name, id: r.Run, server: m.Server, success: m.TaskSuccess})
 		meta.Add(&run.Manifest, scoring.Isolation(run))
 		agg.Add(m)
+		if d, ok := scorer.s.ToolDefinitions(run); ok && opts.release == "" {
+			tools = scoring.AddToolDefinitions(tools, d)
+		}
 	}
 	switch {
 	case scored == 0:
@@ -212,7 +216,7 @@ func runReport(_ context.Context, a *app, opts *reportOptions) error {
 	}
 	rep := scoring.BuildReport(&scoring.ReportInput{
 		Title: title, Results: agg.Results(), NoVerdict: true, Meta: rmeta, Secrets: scorer.secrets(),
-		Compare: &scoring.CompareOptions{Seed: opts.seed}, Aggregate: aggOpts,
+		Compare: &scoring.CompareOptions{Seed: opts.seed}, Aggregate: aggOpts, ToolDefinitions: tools,
 	})
 	if rep.Judges, err = judgeReports(s, judged, opts.judgeMinKappa); err != nil {
 		return err

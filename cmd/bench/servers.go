@@ -16,6 +16,7 @@ import (
 	"github.com/mcpbench/bench/llm"
 	"github.com/mcpbench/bench/recorder"
 	"github.com/mcpbench/bench/scenarios"
+	"github.com/mcpbench/bench/scoring"
 )
 
 func newServersCmd(a *app) *cobra.Command {
@@ -46,7 +47,10 @@ func newServersCheckCmd(a *app) *cobra.Command {
 		Long: `check starts the server a profile describes against a fresh fake Central,
 completes the MCP handshake, lists its tools (after the profile's adapter) and
 prints the tool count, the size of the tool definitions in characters and in
-tokens (` + recorder.Tokenizer + `, an embedded BPE vocabulary: no network), the
+tokens (` + recorder.Tokenizer + `, an embedded BPE vocabulary: no network), per
+tool and for the server (each tool counted as a model request carries it: the
+figure a stage's gate holds to tool_definition_tokens, and bench replay reports
+per tool), the
 variables that open its write gate, and any calls it made to Central while
 starting. It exits 4 with the server's own message when the server cannot
 start or list its tools.
@@ -117,6 +121,11 @@ func runServersCheck(ctx context.Context, a *app, opts *serversCheckOptions) err
 	if err != nil {
 		return setupErr(err)
 	}
+	list, _ := json.Marshal(res.Tools)
+	defs, err := scoring.MeasureToolList(p.Name, list, tokens.Count)
+	if err != nil {
+		return setupErr(err)
+	}
 	var calls int
 	var egress []string
 	for _, e := range res.Boot {
@@ -136,7 +145,7 @@ func runServersCheck(ctx context.Context, a *app, opts *serversCheckOptions) err
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{
 			"server": p.Name, "protocol_version": res.Initialize.ProtocolVersion,
-			"server_info": res.Initialize.ServerInfo, "tools": res.Tools, "cost": cost,
+			"server_info": res.Initialize.ServerInfo, "tools": res.Tools, "cost": cost, "tool_definitions": defs,
 			"tokenizer": recorder.Tokenizer, "write_gate": p.WriteGateVars(), "boot_calls": calls,
 			"egress": egress, "isolation": res.Initialize.Isolation, "sandbox": res.Sandbox,
 		})
@@ -148,6 +157,7 @@ func runServersCheck(ctx context.Context, a *app, opts *serversCheckOptions) err
 	fmt.Fprintf(w, "server %s  (%s, %s)\n", show(p.Name), show(opts.profile), show(p.Transport))
 	fmt.Fprintf(w, "  protocol %s  server info %s\n", show(res.Initialize.ProtocolVersion), show(string(res.Initialize.ServerInfo)))
 	fmt.Fprintf(w, "  %d tools, %d characters, %d tokens (%s) of tool definitions\n", cost.Tools, cost.Chars, cost.Tokens, recorder.Tokenizer)
+	fmt.Fprintf(w, "  %d tokens counting each tool as a model request carries it (the gate's tool_definition_tokens)\n", defs.Tokens)
 	if gate := p.WriteGateVars(); len(gate) > 0 {
 		fmt.Fprintf(w, "  write gate: %s\n", show(strings.Join(gate, " ")))
 	} else {
@@ -181,12 +191,16 @@ func runServersCheck(ctx context.Context, a *app, opts *serversCheckOptions) err
 	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  TOOL\tCHARS\tTOKENS\tDESCRIPTION")
+	perTool := map[string]int{}
+	for _, t := range defs.Tools {
+		perTool[t.Name] = t.Tokens
+	}
 	for _, t := range res.Tools {
 		c, err := tokens.MeasureTools([]llm.Tool{t})
 		if err != nil {
 			return setupErr(err)
 		}
-		fmt.Fprintf(tw, "  %s\t%d\t%d\t%s\n", show(t.Name), c.Chars, c.Tokens, show(firstLine(t.Description, 60)))
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%s\n", show(t.Name), c.Chars, perTool[t.Name], show(firstLine(t.Description, 60)))
 	}
 	return tw.Flush()
 }

@@ -16,28 +16,66 @@ import (
 type tracesExportOptions struct {
 	output string
 	refs   []string
+	format string
+	// For --format otlp-json: contents in clear, and the scenarios that
+	// select and score the runs.
+	includeContent bool
+	sel            selection
 }
 
 func newTracesExportCmd(a *app) *cobra.Command {
 	opts := &tracesExportOptions{}
 	cmd := &cobra.Command{
-		Use:   "export -o FILE [REF-PREFIX...]",
-		Short: "Write runs (all, or those under the given ref prefixes) to a pack file",
+		Use:   "export [-o FILE] [--format pack|otlp-json] [REF-PREFIX...]",
+		Short: "Write runs (all, or those under the given ref prefixes) to a pack file, or as OpenTelemetry traces (OTLP JSON)",
 		Long: `Export writes a pack: one self-verifying file with the refs and their runs.
 The same runs give byte-identical packs on any machine, so a pack can be
 checked in, cached or compared by hash. Import it elsewhere with 'bench
-traces import'.`,
+traces import'.
+
+--format otlp-json writes the runs as OpenTelemetry traces instead, in the
+OTLP JSON file format as the OpenTelemetry Collector's file exporter writes
+it and its otlpjsonfile receiver reads it: one ExportTraceServiceRequest
+per line, one line per run, to -o FILE or standard output. Spans follow
+the OpenTelemetry GenAI and MCP semantic conventions: the run is an
+invoke_agent span, each model turn a "chat MODEL" span (tokens, finish
+reason), each tool call an "execute_tool TOOL" span over its MCP
+"tools/call TOOL" client span, and each request the fake Central served an
+HTTP client span under the tool call that made it (the MCP handshake for
+boot calls). The run's scores (task_success, tool_selection_accuracy,
+param_acc, param_field_acc, safety) are gen_ai.evaluation.result events on
+the run's span, scored against the scenarios (--scenarios, default the
+built-in golden suite; --scenario, --suite and --stage select runs). Times
+are the run's recorded start and event times, trace and span IDs derive
+from the run ID: the same runs give the same bytes. Message contents
+(prompts, responses, tool arguments and results, the answer) are written
+as SHA-256 hashes unless --include-content.`,
 		Example: `  bench traces export -o golden.benchpack
-  bench traces export -o reference.benchpack golden/reference/`,
+  bench traces export -o reference.benchpack golden/reference/
+  bench traces export --format otlp-json -o runs.otlp.jsonl golden/reference/
+  bench traces export --format otlp-json --stage smoke --include-content golden/ > smoke.jsonl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.refs = args
+			switch opts.format {
+			case "otlp-json":
+				return runTracesExportOTLP(cmd.Context(), a, opts)
+			case "pack":
+			default:
+				return usageErr(fmt.Errorf("--format %q: want pack or otlp-json", opts.format))
+			}
 			if opts.output == "" {
 				return usageErr(errors.New("export needs -o FILE"))
+			}
+			if opts.includeContent || opts.sel.narrows() || len(opts.sel.paths) > 0 {
+				return usageErr(errors.New("--include-content, --scenarios, --scenario, --suite and --stage go with --format otlp-json: a pack exports whole refs, by prefix"))
 			}
 			return runTracesExport(cmd.Context(), a, opts)
 		},
 	}
-	cmd.Flags().StringVarP(&opts.output, "output", "o", "", "pack file to write")
+	cmd.Flags().StringVarP(&opts.output, "output", "o", "", "file to write (a pack: required; otlp-json: default standard output)")
+	cmd.Flags().StringVar(&opts.format, "format", "pack", "pack, or otlp-json (OpenTelemetry traces)")
+	cmd.Flags().BoolVar(&opts.includeContent, "include-content", false, "otlp-json: write messages, tool arguments and results in clear instead of their SHA-256")
+	opts.sel.register(cmd.Flags(), "otlp-json: export and score the runs of")
 	return cmd
 }
 

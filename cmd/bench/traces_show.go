@@ -1,10 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -33,7 +36,15 @@ served (attributed to the tool call in flight; boot calls marked), and the
 answer. What the server profile's normalize rules replaced before the run
 was hashed (the time a server printed, say) is stored with the event and
 shown under it as placeholder=original (docs/clock.md). --json prints the
-runs exactly as stored.`,
+runs exactly as stored.
+
+Every row's time counts from the run's start, and rows are printed in time
+order: a tool call's HTTP calls come right after it. (A run recorded
+before 2026-12-02 counted its HTTP calls from the fake Central's own start;
+show moves them by the least that puts none before its tool call, and says
+by how much.) A turn's tokens are the turn's own usage, the figures every
+report counts, marked "estimated" where bench counted them for a model that
+reports none; the response's own usage block is left out of its preview.`,
 		Example: `  bench traces show golden/reference/baseline/client-diagnosis-001/0
   bench traces show 3fa9c1 --json`,
 		Args: cobra.ExactArgs(1),
@@ -106,9 +117,12 @@ func printRun(w io.Writer, ref string, run *traces.Run, full bool) {
 		fmt.Fprintf(w, "  started %s", m.StartedAt.UTC().Format(time.RFC3339))
 	}
 	fmt.Fprintf(w, "  outcome %s\n", show(orDash(string(m.Outcome))))
+	at, shift := run.Times()
+	var rows []showRow
 	var in, out int
-	for _, e := range run.Events {
-		fmt.Fprintf(w, "  %8s  ", fmtUS(e.AtUS))
+	for i, e := range run.Events {
+		var b strings.Builder
+		w := &b
 		switch e.Kind {
 		case traces.KindInitialize:
 			fmt.Fprintf(w, "initialize  protocol %s  server %s\n", show(e.Initialize.ProtocolVersion), abbreviate(string(e.Initialize.ServerInfo), 80, full))
@@ -120,7 +134,7 @@ func printRun(w io.Writer, ref string, run *traces.Run, full bool) {
 			t := e.Turn
 			in += t.Usage.Input
 			out += t.Usage.Output
-			fmt.Fprintf(w, "turn %-2d     %d in / %d out tokens, %s  %s\n", t.Index, t.Usage.Input, t.Usage.Output, fmtUS(t.LatencyUS), abbreviate(string(t.Response), 100, full))
+			fmt.Fprintf(w, "turn %-2d     %s, %s  %s\n", t.Index, usageText(t.Usage), fmtUS(t.LatencyUS), abbreviate(responsePreview(t.Response), 100, full))
 			printRetries(w, t, full)
 		case traces.KindCall:
 			c := e.Call
@@ -161,8 +175,58 @@ func printRun(w io.Writer, ref string, run *traces.Run, full bool) {
 		if len(e.Normalized) > 0 {
 			fmt.Fprintf(w, "  %8s  %s\n", "", normalizedLine(e.Normalized, full))
 		}
+		rows = append(rows, showRow{at: at[i], text: b.String()})
+	}
+	// One origin, in time order: a tool call's HTTP rows come after it,
+	// not where the journal was appended (a stable sort keeps the trace's
+	// order between rows of the same time).
+	slices.SortStableFunc(rows, func(a, b showRow) int { return cmp.Compare(a.at, b.at) })
+	if shift > 0 {
+		fmt.Fprintf(w, "  %8s  (http times moved %s later: this run's fake Central counted from its own start, after the run's)\n", "", fmtUS(shift))
+	}
+	for _, r := range rows {
+		fmt.Fprintf(w, "  %8s  %s", fmtUS(r.at), r.text)
 	}
 	fmt.Fprintf(w, "  tokens %d in / %d out\n", in, out)
+}
+
+// showRow is one event of a run as show prints it: its time on the run's
+// origin and its lines.
+type showRow struct {
+	at   int64
+	text string
+}
+
+// usageText is a turn's tokens as the turn recorded them (Turn.Usage, the
+// one source that scoring and reports count), marked when bench estimated
+// them for a model that reports none.
+func usageText(u traces.Usage) string {
+	s := fmt.Sprintf("%d in / %d out tokens", u.Input, u.Output)
+	if u.Cached > 0 {
+		s += fmt.Sprintf(" (%d cached)", u.Cached)
+	}
+	if u.Estimated {
+		s += " (estimated)"
+	}
+	return s
+}
+
+// responsePreview is a turn's response without the provider's own usage
+// block: the turn's usage is shown beside it, and an offline model's
+// response reports 0 tokens where bench estimated them.
+func responsePreview(resp json.RawMessage) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(resp, &m) != nil || m["usage"] == nil {
+		return string(resp)
+	}
+	delete(m, "usage")
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // as stored: canonical JSON escapes no <, > or &
+	if enc.Encode(m) != nil {
+		return string(resp)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // printRetries prints the attempts of a turn that failed and were retried,
