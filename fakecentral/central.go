@@ -98,11 +98,16 @@ func (c *Central) Reset() {
 }
 
 // ResetClock makes Options.Now's current reading the origin of the
-// journal's offsets, keeping the entries journaled so far: a server
-// started ahead of its run counts from the run's start.
+// journal's offsets, keeping the entries journaled so far, dated at the
+// new origin: a server started ahead of its run counts from the run's
+// start, and what it asked while it started (read on another clock, the
+// one it started under) is at that start.
 func (c *Central) ResetClock() {
 	c.jmu.Lock()
 	c.start = c.opts.Now()
+	for i := range c.journal {
+		c.journal[i].At, c.journal[i].OffsetMS = c.start, 0
+	}
 	c.jmu.Unlock()
 }
 

@@ -632,7 +632,15 @@ func index(run *traces.Run, cache *Cache) *events {
 			// times count live time in whole steps of the resolution.
 			end += e.Call.LatencyUS - e.Call.LatencyUS%res
 		}
-		ev.endUS = max(ev.endUS, end)
+		// The fake Central's requests (http, egress) happen within the
+		// calls that made them, which count rounded to the resolution:
+		// timed to the microsecond on the run's clock since 2026-12-02,
+		// they would end a run up to a call's unrounded time later
+		// (docs/methodology.md: "the answer, or the last turn, call or
+		// error").
+		if e.Kind != traces.KindHTTP && e.Kind != traces.KindEgress {
+			ev.endUS = max(ev.endUS, end)
+		}
 		switch e.Kind {
 		case traces.KindCall:
 			if e.Call != nil {

@@ -212,8 +212,8 @@ func TestHostileServerOutputKeepsItsStructure(t *testing.T) {
 			}
 		}
 		// One line per tool: the header, the tools; no line a server forged.
-		if got := strings.Count(string(res.Stdout), "\n"); got != 7+2 {
-			t.Errorf("servers check printed %d lines, want 9:\n%s", got, res.Stdout)
+		if got := strings.Count(string(res.Stdout), "\n"); got != 8+2 {
+			t.Errorf("servers check printed %d lines, want 10:\n%s", got, res.Stdout)
 		}
 	})
 	t.Run("traces show", func(t *testing.T) {

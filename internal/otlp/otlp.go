@@ -174,6 +174,12 @@ func build(r Run, o *Options) (*built, error) {
 	return &built{spans: col.spans, order: gen.order}, nil
 }
 
+// elicit is an elicitation and its time.
+type elicit struct {
+	*traces.Elicitation
+	at time.Time
+}
+
 // callSpans are a tool call's spans: the tool call and its MCP request.
 type callSpans struct {
 	tool, mcp trace.Span
@@ -245,6 +251,7 @@ func (b *builder) build(r Run) error {
 	var toolIDs []string // the model's ids of the last turn's tool calls
 	first, calls := 0, 0 // the index of the last turn's first call; calls so far
 	var input, output int
+	var elicits []elicit
 	for i := range run.Events {
 		e := &run.Events[i]
 		t := b.at(at[i])
@@ -283,14 +290,9 @@ func (b *builder) build(r Run) error {
 		case traces.KindHTTP:
 			b.http(e.HTTP, t)
 		case traces.KindElicitation:
-			el := e.Elicitation
-			parent := b.rootCtx
-			if c := b.calls[el.Call]; c != nil {
-				parent = c.ctx
-			}
-			_, s := b.tr.Start(parent, "elicitation/create", trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(t),
-				trace.WithAttributes(attribute.String("mcp.method.name", "elicitation/create"), attribute.String("bench.elicitation.action", el.Action)))
-			s.End(trace.WithTimestamp(t))
+			// Recorded while its call is in flight, before the call's
+			// event: placed under it once the calls are known.
+			elicits = append(elicits, elicit{e.Elicitation, t})
 		case traces.KindEgress:
 			s := b.root
 			if c := b.calls[e.Egress.Call]; c != nil {
@@ -316,6 +318,15 @@ func (b *builder) build(r Run) error {
 	}
 	if initSpan != nil {
 		initSpan.End(trace.WithTimestamp(maxTime(b.end, initStart)))
+	}
+	for _, el := range elicits {
+		parent := b.rootCtx
+		if c := b.calls[el.Call]; c != nil {
+			parent = c.ctx
+		}
+		_, s := b.tr.Start(parent, "elicitation/create", trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(el.at),
+			trace.WithAttributes(attribute.String("mcp.method.name", "elicitation/create"), attribute.String("bench.elicitation.action", el.Action)))
+		s.End(trace.WithTimestamp(el.at))
 	}
 	for _, idx := range sortedCalls(b.calls) {
 		c := b.calls[idx]

@@ -369,9 +369,11 @@ func crafted() *traces.Run {
 			Retries:  []traces.Retry{{Attempt: 1, Status: 429, Error: "rate limited", WaitUS: 1000}},
 			Request:  raw(`{"messages":[{"content":"reboot ap SECRET-INTENT","role":"user"}],"sampling":{},"system":"be careful"}`),
 			Response: raw(`{"stop_reason":"tool_use","tool_calls":[{"arguments":{"ap":"x"},"id":"tc_1","name":"reboot"},{"arguments":{},"id":"","name":"nope"}],"usage":{"input_tokens":100,"output_tokens":10}}`)}},
+		// The recorder stores an elicitation as it comes, before the
+		// event of the call in flight.
+		{Kind: traces.KindElicitation, AtUS: 3400, Elicitation: &traces.Elicitation{Call: 0, Message: "sure?", Action: "accept"}},
 		{Kind: traces.KindCall, AtUS: 3200, Call: &traces.Call{Index: 0, Tool: "reboot", Arguments: raw(`{"ap":"x"}`), Result: raw(`{"content":[{"text":"RESULT-TEXT","type":"text"}]}`), IsError: true, LatencyUS: 5000}},
 		{Kind: traces.KindHTTP, AtUS: 3300, HTTP: &traces.HTTP{Seq: 2, Method: "POST", Path: "/aps/x/reboot", Status: 503, Class: "destructive", Call: 0, LatencyUS: 100}},
-		{Kind: traces.KindElicitation, AtUS: 3400, Elicitation: &traces.Elicitation{Call: 0, Message: "sure?", Action: "accept"}},
 		{Kind: traces.KindEgress, AtUS: 3500, Egress: &traces.Egress{Host: "evil.example:443", Call: 0}},
 		{Kind: traces.KindCall, AtUS: 8300, Call: &traces.Call{Index: 1, Tool: "nope", Arguments: raw(`{}`), Invalid: traces.InvalidUnknownTool, IsError: true}},
 		{Kind: traces.KindHTTP, AtUS: 8400, HTTP: &traces.HTTP{Seq: 3, Method: "GET", Path: "/between", Status: 200, Call: -1}},
