@@ -166,7 +166,7 @@ func openView(t testing.TB, dir string) *view.View {
 	}
 	t.Cleanup(func() { s.Close() })
 	list := goldenScenarios(t)
-	v, err := view.New(&view.Options{Store: s, Scorer: batch.NewScorer(list), Scenarios: list,
+	v, err := view.New(&view.Options{Store: s, Scorer: newScorer(list), Scenarios: list,
 		Reopen: func() (view.Store, error) { return traces.Open(dir, &traces.Options{ReadOnly: true}) }})
 	if err != nil {
 		t.Fatal(err)
@@ -176,3 +176,6 @@ func openView(t testing.TB, dir string) *view.View {
 }
 
 func refOf(i int) string { return fmt.Sprintf("golden/reference/baseline/%s/%d", scenarioID, i) }
+
+// newScorer scores as bench view does.
+func newScorer(list []*scenarios.Scenario) view.Scorer { return batch.NewScorer(list) }
