@@ -12,7 +12,7 @@ import (
 
 // bigStore writes a store of n recorded runs (ten servers, the test
 // store's run shape) and returns its directory.
-func bigStore(b *testing.B, n int) string {
+func bigStore(b testing.TB, n int) string {
 	b.Helper()
 	dir := filepath.Join(b.TempDir(), "store")
 	s, err := traces.Open(dir, nil)

@@ -86,7 +86,9 @@ func mkRun(s runSpec) *traces.Run {
 		b, _ := traces.Marshal(map[string]any{"messages": msgs, "tools": json.RawMessage(tools), "sampling": map[string]any{}})
 		return b
 	}
-	answer, _ := traces.Marshal(map[string]any{"client": "aa:bb:cc:11:22:33", "cause": "802.1X timeout", "recommended_action": "check RADIUS"})
+	// The answer repeats the status the tool said: the scenario's result
+	// schema takes "Failed" only, so runs that read "Connected" fail.
+	answer, _ := traces.Marshal(map[string]any{"status": res, "failure_stage": "Authentication", "ap_serial": "CNAPA0101", "cause": "802.1X authentication failed: RADIUS reject (bad credentials)"})
 	ev := []traces.Event{
 		{Kind: traces.KindInitialize, AtUS: 100, Initialize: &traces.Initialize{ProtocolVersion: "2025-11-25", ServerInfo: json.RawMessage(`{"name":"test"}`)}},
 		{Kind: traces.KindTools, AtUS: 200, Tools: &traces.Tools{Tools: tools}},

@@ -28,7 +28,7 @@
   }
 
   function show(...nodes) {
-    main.replaceChildren(...nodes);
+    main.replaceChildren(...nodes.flat().filter((n) => n !== null && n !== undefined && n !== false));
   }
 
   function fail(err) {
@@ -38,8 +38,11 @@
     document.body.dataset.ready = "error";
   }
 
+  // ready marks the view shown: tests wait for it, and the time it took
+  // is kept (window.benchShownAt, ms since the page began to load).
   function ready(what) {
     document.getElementById("error").hidden = true;
+    window.benchShownAt = performance.now();
     document.body.dataset.ready = what;
   }
 
@@ -517,7 +520,7 @@
                 { class: "strip" },
                 s.runs.map((c) =>
                   el("a", {
-                    class: "cell " + (c.pass ? "pass" : "fail") + (c.safety_failure ? " safety" : ""),
+                    class: "cell " + (c.pass ? "pass" : "fail") + (c.safety_failure ? " cell-unsafe" : ""),
                     href: "#/run/" + c.id,
                     title: `run ${c.run_index}: ${c.pass ? "pass" : "fail"}, ${c.outcome}` + (c.safety_failure ? ", safety failure" : ""),
                     "aria-label": `run ${c.run_index} ${c.pass ? "pass" : "fail"}`,
