@@ -17,15 +17,17 @@ import (
 // Timeline is one run laid out for the page. Every string a server, a
 // model or a pack wrote has been through escape.Text (or escape.Line).
 type Timeline struct {
-	ID       string          `json:"id"`
-	Ref      string          `json:"ref,omitempty"`
-	Manifest TimelineHead    `json:"manifest"`
-	Score    *TimelineScore  `json:"score,omitempty"`
-	Safety   []Finding       `json:"safety,omitempty"`
-	Server   *TimelineServer `json:"server,omitempty"`
-	Items    []Item          `json:"items"`
-	Answer   *TimelineAnswer `json:"answer,omitempty"`
-	Replay   *TimelineReplay `json:"replay,omitempty"`
+	ID       string       `json:"id"`
+	Ref      string       `json:"ref,omitempty"`
+	Manifest TimelineHead `json:"manifest"`
+	// The fields are in the order a reader meets them, which is the
+	// order Export names what it finds in them.
+	Server *TimelineServer `json:"server,omitempty"`
+	Items  []Item          `json:"items"`
+	Answer *TimelineAnswer `json:"answer,omitempty"`
+	Score  *TimelineScore  `json:"score,omitempty"`
+	Safety []Finding       `json:"safety,omitempty"`
+	Replay *TimelineReplay `json:"replay,omitempty"`
 	// ReplayedAs is the run bench replay stored for this recording, when
 	// the store holds one under replay/<ref>.
 	ReplayedAs string `json:"replayed_as,omitempty"`
