@@ -45,7 +45,9 @@ func TestViewServes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	urls := make(chan string, 1)
 	done := make(chan error, 1)
-	go func() { done <- runView(ctx, a, &viewOptions{addr: "127.0.0.1:0", ready: func(u string) { urls <- u }}) }()
+	go func() {
+		done <- runView(ctx, a, &viewOptions{addr: "127.0.0.1:0", ready: func(u string) { urls <- u }})
+	}()
 	var url string
 	select {
 	case url = <-urls:
