@@ -31,6 +31,7 @@ type reportOptions struct {
 	k       int
 	runs    int
 	runsSet bool
+	bundle  string
 }
 
 func newReportCmd(a *app) *cobra.Command {
@@ -60,7 +61,9 @@ head to head with bootstrap intervals and McNemar's test, each scenario's
 median [IQR], pass@k and pass^k), an SVG chart beside it and the same data
 as JSON. A file <out-dir>/benchmark-results-<VERSION>.notes.md, if there is
 one, is the maintainer's note on the run (the model and how it was served,
-say): the page prints it under "About this run". A release asks
+say): the page prints it under "About this run". With --bundle DIR
+the page links the bench view bundle in DIR (written by bench view
+--export; DIR/index.html, linked relative to the page). A release asks
 every covered scenario for at least 5 scored runs: fewer is an error that
 names the scenarios. The page holds no date and no path: re-running at
 the same SHAs and store reproduces it byte for byte. Each file is written
@@ -77,6 +80,7 @@ not followed.`,
 	cmd.Flags().StringVar(&opts.release, "release", "", "write the results page of release VERSION")
 	cmd.Flags().StringSliceVar(&opts.from, "from", nil, "ref prefixes of the runs to score (repeatable; default: every recorded run, no replay run)")
 	cmd.Flags().StringVar(&opts.outDir, "out-dir", "docs", "directory of the results page (with --release)")
+	cmd.Flags().StringVar(&opts.bundle, "bundle", "", "with --release: link the bench view bundle in DIR from the page")
 	cmd.Flags().StringVar(&opts.format, "format", "text", "output format without --release: text, json, md or junit")
 	opts.sel.register(cmd.Flags(), "score only the runs of")
 	opts.sel.registerExpectations(cmd.Flags())
@@ -91,6 +95,9 @@ var releasePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`)
 func runReport(_ context.Context, a *app, opts *reportOptions) error {
 	if opts.release != "" && !releasePattern.MatchString(opts.release) {
 		return usageErr(fmt.Errorf("--release %q: want a version such as 1.2.0", opts.release))
+	}
+	if opts.bundle != "" && opts.release == "" {
+		return usageErr(errors.New("--bundle links a bundle from a results page: it needs --release"))
 	}
 	switch opts.format {
 	case "text", "json", "md", "junit":
@@ -233,7 +240,11 @@ func writeRelease(a *app, opts *reportOptions, rep *scoring.Report) error {
 		return usageErr(err)
 	}
 	var page, svg, js bytes.Buffer
-	if err := scoring.WriteResultsPage(&page, rep, scoring.Page{Version: opts.release, SVG: svgName, JSON: jsonName, Notes: string(notes)}); err != nil {
+	link, err := bundleLink(opts)
+	if err != nil {
+		return err
+	}
+	if err := scoring.WriteResultsPage(&page, rep, scoring.Page{Version: opts.release, SVG: svgName, JSON: jsonName, Notes: string(notes), Bundle: link}); err != nil {
 		return err
 	}
 	if err := scoring.WriteSVG(&svg, rep); err != nil {
@@ -262,4 +273,25 @@ func writeRelease(a *app, opts *reportOptions, rep *scoring.Report) error {
 		fmt.Fprintf(a.stdout, "wrote %s\n", path)
 	}
 	return nil
+}
+
+var linkPattern = regexp.MustCompile(`^[A-Za-z0-9._/-]+$`)
+
+// bundleLink is the path from the results page to the bundle --bundle
+// names, checked to hold one (bench view --export's index.html).
+func bundleLink(opts *reportOptions) (string, error) {
+	if opts.bundle == "" {
+		return "", nil
+	}
+	if b, err := os.ReadFile(filepath.Join(opts.bundle, "index.html")); err != nil || !bytes.Contains(b, []byte(`data-bundle="1"`)) {
+		return "", usageErr(fmt.Errorf("--bundle %s: no bench view bundle there (write one with bench view --export %s)", opts.bundle, opts.bundle))
+	}
+	abs, err1 := filepath.Abs(opts.bundle)
+	out, err2 := filepath.Abs(opts.outDir)
+	rel, err3 := filepath.Rel(out, abs)
+	rel = filepath.ToSlash(rel)
+	if err := errors.Join(err1, err2, err3); err != nil || !linkPattern.MatchString(rel) {
+		return "", usageErr(fmt.Errorf("--bundle %s: cannot link it from %s as a plain relative path", opts.bundle, opts.outDir))
+	}
+	return rel, nil
 }
