@@ -33,7 +33,7 @@ type viewOptions struct {
 func newViewCmd(a *app) *cobra.Command {
 	opts := &viewOptions{}
 	cmd := &cobra.Command{
-		Use:   "view [--addr 127.0.0.1:0] | view --export DIR [selection]",
+		Use:   "view [--addr HOST:PORT | --export DIR]",
 		Short: "A web page over the store: runs, timelines, diffs, the scoreboard; --export writes it as static files",
 		Long: `View serves a page over the store on a loopback address (127.0.0.1 or ::1
 only; the default port is any free one, printed) until interrupted. It reads
