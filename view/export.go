@@ -103,6 +103,9 @@ func (v *View) Export(dir string, o *ExportOptions) (*ExportReport, error) {
 		t := v.timeline(run, row.Ref, m)
 		if run.Manifest.Replays != nil {
 			t.Replay = v.replayOf(ix.store, run)
+			// The page links the recording only when the bundle holds it.
+			j, ok := ix.byID[*run.Manifest.Replays]
+			t.Replay.Recording = t.Replay.Recording && ok && inSel(sel, j)
 		}
 		if j, ok := ix.byName["replay/"+row.Ref]; ok && inSel(sel, j) {
 			t.ReplayedAs = ix.rows[j].ID

@@ -173,7 +173,7 @@ type TimelineAnswer struct {
 // the first miss with its explanation.
 type TimelineReplay struct {
 	Replays    string `json:"replays"`
-	Recording  bool   `json:"recording"` // the store holds the recorded run
+	Recording  bool   `json:"recording"` // the page can show the recorded run (the store, or the bundle, holds it)
 	MissTurn   int    `json:"miss_turn"` // -1: no miss
 	Miss       string `json:"miss,omitempty"`
 	MissSource string `json:"miss_source,omitempty"` // "requests" (both compared) or "error" (the replay's own words)
