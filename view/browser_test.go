@@ -276,10 +276,11 @@ func checkPage(t *testing.T, b *browser, ids map[string]traces.ID, firstDivergen
 	b.screenshot(t, name+"-board")
 }
 
-// TestBrowser5000 opens a 5,000-run store's page and reports its first
+// TestBrowserLarge opens a 5,000-run store's page and reports its first
 // paint, the time until the list is shown, and the page's JavaScript
-// heap (figures, not asserts: the machine's load moves them).
-func TestBrowser5000(t *testing.T) {
+// heap, then the time to show a 100-turn run (figures, not asserts: the
+// machine's load moves them).
+func TestBrowserLarge(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the 5,000-run store takes seconds to write")
 	}
@@ -296,5 +297,27 @@ func TestBrowser5000(t *testing.T) {
 	shown := eval[float64](t, b, `window.benchShownAt`)
 	heap := eval[float64](t, b, `performance.memory ? performance.memory.usedJSHeapSize : -1`)
 	t.Logf("5,000 runs: first contentful paint %.0f ms, list shown %.0f ms, JS heap %.1f MB", fcp, shown, heap/1e6)
+
+	dir := filepath.Join(t.TempDir(), "long")
+	s, err := traces.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := s.PutRun(longRun(100), refRun0)
+	s.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := httptest.NewServer(openView(t, dir).Handler())
+	defer long.Close()
+	b.do(t, chromedp.Navigate(long.URL+"/#/runs"))
+	b.waitFor(t, `document.body.dataset.ready === "runs"`)
+	start := eval[float64](t, b, `performance.now()`)
+	b.show(t, "#/run/"+id.String(), "run")
+	if n := eval[int](t, b, `document.querySelectorAll("#timeline .item.turn").length`); n != 101 {
+		t.Errorf("the 100-turn run shows %d turns, want 101 (and the turn that answers)", n)
+	}
+	t.Logf("a 100-turn run: shown %.0f ms after it was asked for, JS heap %.1f MB", eval[float64](t, b, `window.benchShownAt`)-start,
+		eval[float64](t, b, `performance.memory ? performance.memory.usedJSHeapSize : -1`)/1e6)
 	b.noExceptions(t)
 }
