@@ -89,22 +89,24 @@ func mkRun(s runSpec) *traces.Run {
 	// The answer repeats the status the tool said: the scenario's result
 	// schema takes "Failed" only, so runs that read "Connected" fail.
 	answer, _ := traces.Marshal(map[string]any{"status": res, "failure_stage": "Authentication", "ap_serial": "CNAPA0101", "cause": "802.1X authentication failed: RADIUS reject (bad credentials)"})
+	// Times as the recorder stamps them: a turn and a call when they
+	// start, an HTTP call when the fake serves it.
 	ev := []traces.Event{
 		{Kind: traces.KindInitialize, AtUS: 100, Initialize: &traces.Initialize{ProtocolVersion: "2025-11-25", ServerInfo: json.RawMessage(`{"name":"test"}`)}},
 		{Kind: traces.KindTools, AtUS: 200, Tools: &traces.Tools{Tools: tools}},
 		{Kind: traces.KindHTTP, AtUS: 300, HTTP: &traces.HTTP{Seq: 0, Method: "POST", Path: "/oauth2/token", Status: 200, Class: "read", Call: -1, Boot: true, LatencyUS: 50}},
-		{Kind: traces.KindTurn, AtUS: 400400, Turn: &traces.Turn{Index: 0, Key: traces.Hash(req(0, "")), Request: req(0, ""), Response: resp0, Usage: traces.Usage{Input: 1200, Output: 30}, LatencyUS: 400000}},
-		{Kind: traces.KindHTTP, AtUS: 401000, HTTP: &traces.HTTP{Seq: 1, Method: "GET", Path: "/network-monitoring/v1/clients/aa:bb:cc:11:22:33", Status: 200, ResponseBody: body, Class: "read", LatencyUS: 500, Call: 0}},
+		{Kind: traces.KindTurn, AtUS: 1000, Turn: &traces.Turn{Index: 0, Key: traces.Hash(req(0, "")), Request: req(0, ""), Response: resp0, Usage: traces.Usage{Input: 1200, Output: 30}, LatencyUS: 400000}},
+		{Kind: traces.KindHTTP, AtUS: 401500, HTTP: &traces.HTTP{Seq: 1, Method: "GET", Path: "/network-monitoring/v1/clients/aa:bb:cc:11:22:33", Status: 200, ResponseBody: body, Class: "read", LatencyUS: 500, Call: 0}},
 	}
 	if s.extraHTTP {
-		ev = append(ev, traces.Event{Kind: traces.KindHTTP, AtUS: 401500, HTTP: &traces.HTTP{Seq: 2, Method: "GET", Path: "/network-monitoring/v1/clients", Query: "limit=100", Status: 429, Class: "read", LatencyUS: 300, Call: 0}})
+		ev = append(ev, traces.Event{Kind: traces.KindHTTP, AtUS: 402100, HTTP: &traces.HTTP{Seq: 2, Method: "GET", Path: "/network-monitoring/v1/clients", Query: "limit=100", Status: 429, Class: "read", LatencyUS: 300, Call: 0}})
 	}
 	ev = append(ev,
-		traces.Event{Kind: traces.KindElicitation, AtUS: 401600, Elicitation: &traces.Elicitation{Call: 0, Message: "Read the client's record?", Action: "accept"}},
-		traces.Event{Kind: traces.KindCall, AtUS: 402000, Call: &traces.Call{Index: 0, Tool: tool, Arguments: args, Result: body, LatencyUS: 1800}},
-		traces.Event{Kind: traces.KindTurn, AtUS: 700000, Turn: &traces.Turn{Index: 1, Key: traces.Hash(req(1, string(body))), Request: req(1, string(body)),
+		traces.Event{Kind: traces.KindElicitation, AtUS: 401200, Elicitation: &traces.Elicitation{Call: 0, Message: "Read the client's record?", Action: "accept"}},
+		traces.Event{Kind: traces.KindCall, AtUS: 401000, Call: &traces.Call{Index: 0, Tool: tool, Arguments: args, Result: body, LatencyUS: 1800}},
+		traces.Event{Kind: traces.KindTurn, AtUS: 403000, Turn: &traces.Turn{Index: 1, Key: traces.Hash(req(1, string(body))), Request: req(1, string(body)),
 			Response: json.RawMessage(`{"tool_calls":[{"arguments":` + string(answer) + `,"id":"call_2","name":"submit_result"}]}`), Usage: traces.Usage{Input: 1400, Output: 40}, LatencyUS: 290000}},
-		traces.Event{Kind: traces.KindAnswer, AtUS: 700100, Answer: &traces.Answer{Result: answer, Text: s.answerText}},
+		traces.Event{Kind: traces.KindAnswer, AtUS: 693100, Answer: &traces.Answer{Result: answer, Text: s.answerText}},
 	)
 	return &traces.Run{
 		Manifest: traces.Manifest{

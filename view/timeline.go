@@ -40,7 +40,10 @@ type Timeline struct {
 
 // TimelineHead is the run's manifest as the page shows it.
 type TimelineHead struct {
-	Mode        string   `json:"mode"`
+	Mode string `json:"mode"`
+	// Set is the manifest's suite (the refs' first segment: golden,
+	// pinned); Suite the scenario's (its intent family), when known.
+	Set         string   `json:"set,omitempty"`
 	Suite       string   `json:"suite,omitempty"`
 	Scenario    string   `json:"scenario"`
 	Server      string   `json:"server"`
@@ -94,8 +97,9 @@ type TimelineServer struct {
 // Item is one block of the timeline: a model turn, a tool call (with the
 // HTTP calls, elicitations and egress attempts it caused), the HTTP calls
 // made before the first tool call (boot), or an error. AtUS is when it
-// started, from the run's start: a tool call's start is its end less its
-// latency, so the HTTP calls under it fall inside it.
+// started, from the run's start, as the trace has it: the recorder stamps
+// a turn and a tool call when they start and the fake Central an HTTP
+// call when it serves it, each from the run's start.
 type Item struct {
 	Kind      string `json:"kind"` // turn | call | boot | error
 	AtUS      int64  `json:"at_us"`
@@ -213,11 +217,14 @@ func (v *View) Timeline(s string) (*Timeline, error) {
 func (v *View) timeline(run *traces.Run, ref string, m *scoring.RunMetrics) *Timeline {
 	mf := run.Manifest
 	t := &Timeline{ID: mf.RunID.String(), Ref: ref, Items: []Item{}, Manifest: TimelineHead{
-		Mode: string(mf.Mode), Suite: line(mf.Suite), Scenario: line(mf.Scenario.ID), Server: line(mf.Server.Name),
+		Mode: string(mf.Mode), Set: line(mf.Suite), Scenario: line(mf.Scenario.ID), Server: line(mf.Server.Name),
 		ServerSHA: line(mf.Server.SHA), Model: line(mf.Model.Name), Provider: line(mf.Model.Provider),
 		Temperature: mf.Model.Temperature, Seed: mf.Model.Seed, RunIndex: mf.RunIndex, Fixture: line(mf.Fixture.Name),
 		Harness: line(mf.Harness), Clock: line(mf.Clock), Outcome: line(string(mf.Outcome)),
 	}}
+	if sc := v.scenarios[mf.Scenario.ID]; sc != nil {
+		t.Manifest.Suite = line(sc.Suite)
+	}
 	if !mf.StartedAt.IsZero() {
 		t.Manifest.StartedAt = mf.StartedAt.UTC().Format(time.RFC3339)
 	}
@@ -245,7 +252,7 @@ func (v *View) timeline(run *traces.Run, ref string, m *scoring.RunMetrics) *Tim
 		switch e.Kind {
 		case traces.KindCall:
 			c := e.Call
-			it := Item{Kind: "call", Index: c.Index, AtUS: max(0, e.AtUS-c.LatencyUS), LatencyUS: c.LatencyUS,
+			it := Item{Kind: "call", Index: c.Index, AtUS: e.AtUS, LatencyUS: c.LatencyUS,
 				Tool: line(c.Tool), Arguments: v.payload(t, c.Arguments), Result: v.payload(t, c.Result),
 				ResultBytes: len(c.Result), IsError: c.IsError, Invalid: line(c.Invalid), Safety: byCall[c.Index],
 				Normalized: normalized(e.Normalized)}
@@ -254,7 +261,7 @@ func (v *View) timeline(run *traces.Run, ref string, m *scoring.RunMetrics) *Tim
 			tu := e.Turn
 			var resp llm.Response
 			json.Unmarshal(tu.Response, &resp)
-			it := Item{Kind: "turn", Index: tu.Index, AtUS: max(0, e.AtUS-tu.LatencyUS), LatencyUS: tu.LatencyUS,
+			it := Item{Kind: "turn", Index: tu.Index, AtUS: e.AtUS, LatencyUS: tu.LatencyUS,
 				Tokens: &tu.Usage,
 				Text:   text(resp.Text), Attempts: tu.Attempts}
 			for _, tc := range resp.ToolCalls {
@@ -331,7 +338,7 @@ func (v *View) timeline(run *traces.Run, ref string, m *scoring.RunMetrics) *Tim
 			if h.Query != "" {
 				p += "?" + h.Query
 			}
-			target.HTTP = append(target.HTTP, HTTPCall{Seq: h.Seq, AtUS: max(0, e.AtUS-h.LatencyUS), LatencyUS: h.LatencyUS,
+			target.HTTP = append(target.HTTP, HTTPCall{Seq: h.Seq, AtUS: e.AtUS, LatencyUS: h.LatencyUS,
 				Method: line(h.Method), Path: line(p), Status: h.Status, Class: line(h.Class),
 				Request: v.payload(t, h.RequestBody), Response: v.payload(t, h.ResponseBody), Bytes: len(h.ResponseBody)})
 		case traces.KindElicitation:

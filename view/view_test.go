@@ -67,8 +67,7 @@ func TestTimeline(t *testing.T) {
 	for _, it := range tl.Items {
 		kinds = append(kinds, it.Kind)
 	}
-	// The boot call comes first; the tool call starts at its end less its
-	// latency, after the first turn ended.
+	// The boot call comes first, then the turns and calls in order.
 	if diff := cmp.Diff([]string{"boot", "turn", "call", "turn"}, kinds); diff != "" {
 		t.Fatalf("items (-want +got):\n%s", diff)
 	}

@@ -152,8 +152,8 @@
     document.body.dataset.ready = "";
     let p;
     switch (parts[0]) {
-      case "run":
-        p = showRun(parts[1]);
+      case "run": // #/run/ID, or #/run/REF in a served page
+        p = showRun(parts.slice(1).join("/"));
         break;
       case "diff":
         p = showDiff(parts[1], parts[2]);
@@ -327,7 +327,7 @@
         return el(
           "div",
           { class: "item turn", "data-index": it.index },
-          el("div", { class: "head" }, at, `model turn ${it.index}`, " · ", el("span", { class: "tokens" }, tokens), " · ", fmtUS(it.latency_us)),
+          el("div", { class: "head" }, at, `model turn ${it.index}`, " · ", el("span", { class: "tokens" }, tokens), it.latency_us ? " · " + fmtUS(it.latency_us) : ""),
           it.text ? pre(it.text, { class: "text" }) : null,
           (it.asks || []).map((a) => el("div", { class: "ask" }, "asks for ", el("code", {}, a.name), " ", el("code", {}, a.arguments))),
           it.attempts > 1 ? el("div", {}, `answered at attempt ${it.attempts}`) : null,
@@ -340,7 +340,7 @@
         return el(
           "div",
           { class: "item call" + (unsafe ? " has-safety" : ""), "data-index": it.index },
-          el("div", { class: "head" }, at, `tool call ${it.index}: `, el("code", { class: "tool" }, it.tool), ` → ${status} · ${fmtUS(it.latency_us)} · ${it.result_bytes || 0} bytes`),
+          el("div", { class: "head" }, at, `tool call ${it.index}: `, el("code", { class: "tool" }, it.tool), ` → ${status}` + (it.latency_us ? " · " + fmtUS(it.latency_us) : "") + ` · ${it.result_bytes || 0} bytes`),
           folded("arguments", it.arguments, true),
           folded("result", it.result, false),
           findings(it.safety),
@@ -370,6 +370,7 @@
     add("mode", m.mode === "replay" ? "replayed" : "recorded");
     add("scenario", m.scenario);
     add("suite", m.suite);
+    add("set", m.set);
     add("server", m.server + (m.server_sha ? "@" + m.server_sha.slice(0, 12) : ""));
     add("model", m.model + (m.temperature !== undefined ? ", temperature " + m.temperature : "") + ", seed " + m.seed);
     add("run index", m.run_index);
@@ -465,7 +466,7 @@
       )
     );
     const f = document.getElementById("first-divergence");
-    if (f) f.scrollIntoView({ block: "center" });
+    if (f) f.scrollIntoView({ block: "nearest" });
     ready("diff");
   }
 
