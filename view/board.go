@@ -83,13 +83,14 @@ func (v *View) Board(q Query) (*Board, error) {
 			b.LeftOut++
 			continue
 		}
-		m, err := v.opts.Scorer.Score(run)
+		scoredRun, err := v.score(run)
 		if err != nil {
 			b.Unscored = append(b.Unscored, line(row.Ref+": "+err.Error()))
 			continue
 		}
+		m := *scoredRun // the kept metrics stay as scored
 		m.Ref = row.Ref
-		agg.Add(m)
+		agg.Add(&m)
 		meta.Add(&run.Manifest, scoring.Isolation(run))
 		b.Runs++
 		k := key{m.Scenario, m.Server, m.Model}

@@ -53,19 +53,37 @@ func (e *LeakError) Error() string {
 }
 
 // credentials are the shapes of values that are credentials wherever
-// they appear: the providers' key formats, private keys, tokens.
+// they appear: the providers' key formats, private keys, tokens. Each
+// pattern runs only on a string holding one of its marks (a plain
+// substring search), which most strings do not.
 var credentials = []struct {
-	what string
-	re   *regexp.Regexp
+	what  string
+	marks []string
+	re    *regexp.Regexp
 }{
-	{"a private key", regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`)},
-	{"an API key (sk-...)", regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,}`)},
-	{"a GitHub token", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{22,})`)},
-	{"an AWS access key", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`)},
-	{"a Slack token", regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`)},
-	{"a Google API key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`)},
-	{"a JSON Web Token", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`)},
-	{"a bearer token", regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/-]{20,}`)},
+	{"a private key", []string{"PRIVATE KEY"}, regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`)},
+	{"an API key (sk-...)", []string{"sk-"}, regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,}`)},
+	{"a GitHub token", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{22,})`)},
+	{"an AWS access key", []string{"AKIA", "ASIA"}, regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`)},
+	{"a Slack token", []string{"xox"}, regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`)},
+	{"a Google API key", []string{"AIza"}, regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`)},
+	{"a JSON Web Token", []string{"eyJ"}, regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`)},
+	{"a bearer token", []string{"earer", "EARER"}, regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/-]{20,}`)},
+}
+
+// credential returns what s looks like a credential of, or "".
+func credential(s string) string {
+	for _, c := range credentials {
+		for _, m := range c.marks {
+			if strings.Contains(s, m) {
+				if c.re.MatchString(s) {
+					return c.what
+				}
+				break
+			}
+		}
+	}
+	return ""
 }
 
 // Export writes a bundle of the runs o.Query selects into dir: the page,
@@ -133,10 +151,8 @@ func (v *View) Export(dir string, o *ExportOptions) (*ExportReport, error) {
 					leaks = append(leaks, fmt.Sprintf("run %s: %s holds the canary %s (masking is off)", row.Ref, describe(t, path), redactShort(sec)))
 				}
 			}
-			for _, c := range credentials {
-				if c.re.MatchString(s) {
-					leaks = append(leaks, fmt.Sprintf("run %s: %s holds what looks like %s", row.Ref, describe(t, path), c.what))
-				}
+			if what := credential(s); what != "" {
+				leaks = append(leaks, fmt.Sprintf("run %s: %s holds what looks like %s", row.Ref, describe(t, path), what))
 			}
 		})
 		b, err := dataFile("run-"+t.ID, t)

@@ -59,6 +59,7 @@ type View struct {
 
 	mu        sync.Mutex
 	summaries map[traces.ID]*Summary // by run ID: what a run holds never changes
+	scores    map[traces.ID]scored
 	board     *Board
 	// stores are the stores Reload replaced, closed by Close: a request
 	// may still be reading one.
@@ -113,7 +114,7 @@ func New(o *Options) (*View, error) {
 	if o == nil || o.Store == nil {
 		return nil, errors.New("view: no store")
 	}
-	v := &View{opts: *o, scenarios: map[string]*scenarios.Scenario{}, summaries: map[traces.ID]*Summary{}}
+	v := &View{opts: *o, scenarios: map[string]*scenarios.Scenario{}, summaries: map[traces.ID]*Summary{}, scores: map[traces.ID]scored{}}
 	for _, sc := range o.Scenarios {
 		v.scenarios[sc.ID] = sc
 	}
@@ -341,11 +342,30 @@ func (v *View) summary(st Store, id traces.ID) *Summary {
 	return s
 }
 
+// scored is what scoring said of a run, kept by its ID.
+type scored struct {
+	m   *scoring.RunMetrics
+	err error
+}
+
+// score scores run once: the list, a timeline, the board and an export
+// each need its metrics (callers must not change them).
 func (v *View) score(run *traces.Run) (*scoring.RunMetrics, error) {
 	if v.opts.Scorer == nil {
 		return nil, nil
 	}
-	return v.opts.Scorer.Score(run)
+	id := run.Manifest.RunID
+	v.mu.Lock()
+	sc, ok := v.scores[id]
+	v.mu.Unlock()
+	if ok {
+		return sc.m, sc.err
+	}
+	m, err := v.opts.Scorer.Score(run)
+	v.mu.Lock()
+	v.scores[id] = scored{m, err}
+	v.mu.Unlock()
+	return m, err
 }
 
 // secrets are what the view masks: Options.Secrets and the canaries of

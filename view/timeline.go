@@ -272,14 +272,14 @@ func (v *View) timeline(run *traces.Run, ref string, m *scoring.RunMetrics) *Tim
 			}
 			t.Items = append(t.Items, it)
 		case traces.KindError:
-			t.Items = append(t.Items, Item{Kind: "error", AtUS: e.AtUS, ErrorKind: line(string(e.Error.Kind)), Message: text(e.Error.Message)})
+			t.Items = append(t.Items, Item{Kind: "error", AtUS: e.AtUS, ErrorKind: line(string(e.Error.Kind)), Message: long(t, e.Error.Message)})
 		case traces.KindInitialize:
 			in := e.Initialize
 			if t.Server == nil {
 				t.Server = &TimelineServer{}
 			}
-			t.Server.Protocol, t.Server.Info, t.Server.Instructions = line(in.ProtocolVersion), line(string(in.ServerInfo)), text(in.Instructions)
-			t.Server.Isolation, t.Server.Stderr = line(in.Isolation), text(in.Stderr)
+			t.Server.Protocol, t.Server.Info, t.Server.Instructions = line(in.ProtocolVersion), long(t, string(in.ServerInfo)), long(t, in.Instructions)
+			t.Server.Isolation, t.Server.Stderr = line(in.Isolation), long(t, in.Stderr)
 		case traces.KindTools:
 			var tools []struct {
 				Name string `json:"name"`
@@ -294,7 +294,7 @@ func (v *View) timeline(run *traces.Run, ref string, m *scoring.RunMetrics) *Tim
 			t.Server.ToolBytes = len(e.Tools.Tools)
 		case traces.KindAnswer:
 			a := e.Answer
-			t.Answer = &TimelineAnswer{Result: v.payload(t, a.Result), Text: text(a.Text)}
+			t.Answer = &TimelineAnswer{Result: v.payload(t, a.Result), Text: long(t, a.Text)}
 		}
 	}
 	// Second pass: attach what each call caused; the slice no longer grows
@@ -343,7 +343,7 @@ func (v *View) timeline(run *traces.Run, ref string, m *scoring.RunMetrics) *Tim
 				Request: v.payload(t, h.RequestBody), Response: v.payload(t, h.ResponseBody), Bytes: len(h.ResponseBody)})
 		case traces.KindElicitation:
 			el := e.Elicitation
-			target.Elicitations = append(target.Elicitations, Elicitation{Message: text(el.Message), Schema: v.payload(t, el.Schema),
+			target.Elicitations = append(target.Elicitations, Elicitation{Message: long(t, el.Message), Schema: v.payload(t, el.Schema),
 				Action: line(el.Action), Content: v.payload(t, el.Content)})
 		case traces.KindEgress:
 			target.Egress = append(target.Egress, line(e.Egress.Host))
@@ -444,14 +444,22 @@ func (v *View) payload(t *Timeline, b json.RawMessage) string {
 		out.Reset()
 		out.Write(b)
 	}
-	s := out.String()
+	return cut(t, out.String(), b)
+}
+
+// long shows a text a server or a model wrote (instructions, stderr, a
+// turn's text, an error), escaped and cut at MaxPayload.
+func long(t *Timeline, s string) string { return cut(t, s, []byte(s)) }
+
+// cut cuts s, the shown form of orig, at MaxPayload, and escapes it.
+func cut(t *Timeline, s string, orig []byte) string {
 	if len(s) > MaxPayload {
 		t.Truncated = true
-		cut := MaxPayload
-		for cut > 0 && s[cut]&0xc0 == 0x80 { // not inside a UTF-8 sequence
-			cut--
+		n := MaxPayload
+		for n > 0 && s[n]&0xc0 == 0x80 { // not inside a UTF-8 sequence
+			n--
 		}
-		s = fmt.Sprintf("%s\n… (%d bytes in all, sha256:%s)", s[:cut], len(b), traces.Hash(b).Short())
+		s = fmt.Sprintf("%s\n… (%d bytes in all, sha256:%s)", s[:n], len(orig), traces.Hash(orig).Short())
 	}
 	return text(s)
 }

@@ -427,6 +427,8 @@
     show(
       el("h2", {}, m.scenario + " · " + m.server + " · " + m.model + " · run " + m.run_index),
       kv,
+      t.server ? folded("the server's instructions", t.server.instructions) : null,
+      t.server ? folded("what the server wrote on stderr", t.server.stderr) : null,
       score,
       findings(t.safety, "safety"),
       replay,
