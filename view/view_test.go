@@ -291,3 +291,28 @@ func TestHandler(t *testing.T) {
 		t.Errorf("an unknown run: %d %s", w.Code, w.Body)
 	}
 }
+
+// The view reads a store that a recording holds, and its reload shows
+// the runs stored since.
+func TestReadsBesideAWriter(t *testing.T) {
+	dir, _ := testStore(t)
+	w, err := traces.Open(dir, nil) // the writer, as bench record holds it
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	v := openView(t, dir)
+	before := v.List(view.Query{}).Total
+	if _, err := w.PutRun(mkRun(runSpec{server: "late", index: 0}), traces.RunRef("golden", "late", "baseline", scenarioID, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if got := v.List(view.Query{}).Total; got != before {
+		t.Errorf("before a reload the list changed: %d runs, was %d", got, before)
+	}
+	if err := v.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if got := v.List(view.Query{Server: "late"}); got.Total != 1 || got.Rows[0].Summary.Outcome != "answered" {
+		t.Errorf("after a reload: %+v", got)
+	}
+}
