@@ -110,6 +110,39 @@ func BenchmarkOpen5000(b *testing.B) {
 	})
 }
 
+// BenchmarkOutcome5000 filters a 5,000-run store by outcome, which reads
+// every run (once per view), against reading every run.
+func BenchmarkOutcome5000(b *testing.B) {
+	dir := bigStore(b, 5000)
+	s, err := traces.Open(dir, &traces.Options{ReadOnly: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	refs, _ := s.Refs("")
+	b.Run("read-every-run", func(b *testing.B) {
+		for b.Loop() {
+			for _, r := range refs {
+				if _, err := s.GetRun(r.Run); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("view-outcome-filter", func(b *testing.B) {
+		list := goldenScenarios(b)
+		for b.Loop() {
+			v, err := view.New(&view.Options{Store: s, Scorer: newScorer(list), Scenarios: list})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if p := v.List(view.Query{Outcome: "answered"}); p.Total != 5000 {
+				b.Fatal(p.Total)
+			}
+		}
+	})
+}
+
 // BenchmarkRun100Turns lays out a 100-turn run as the page asks for it
 // (timeline as JSON) against reading it from the store.
 func BenchmarkRun100Turns(b *testing.B) {

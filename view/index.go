@@ -60,6 +60,7 @@ type View struct {
 	mu        sync.Mutex
 	summaries map[traces.ID]*Summary // by run ID: what a run holds never changes
 	scores    map[traces.ID]scored
+	outcomes  map[traces.ID]string // read for a filter on outcome
 	board     *Board
 	// stores are the stores Reload replaced, closed by Close: a request
 	// may still be reading one.
@@ -114,7 +115,7 @@ func New(o *Options) (*View, error) {
 	if o == nil || o.Store == nil {
 		return nil, errors.New("view: no store")
 	}
-	v := &View{opts: *o, scenarios: map[string]*scenarios.Scenario{}, summaries: map[traces.ID]*Summary{}, scores: map[traces.ID]scored{}}
+	v := &View{opts: *o, scenarios: map[string]*scenarios.Scenario{}, summaries: map[traces.ID]*Summary{}, scores: map[traces.ID]scored{}, outcomes: map[traces.ID]string{}}
 	for _, sc := range o.Scenarios {
 		v.scenarios[sc.ID] = sc
 	}
@@ -277,7 +278,7 @@ func (v *View) selectRows(ix *index, q Query) []int {
 		if len(q.Prefixes) > 0 && !slices.ContainsFunc(q.Prefixes, func(p string) bool { return strings.HasPrefix(r.Ref, p) }) {
 			continue
 		}
-		if q.Outcome != "" && v.summary(ix.store, r.id).Outcome != q.Outcome {
+		if q.Outcome != "" && v.outcome(ix.store, r.id) != q.Outcome {
 			continue
 		}
 		out = append(out, i)
@@ -303,6 +304,29 @@ func facetsOf(rows []Row) Facets {
 		Suites:    set(func(r Row) string { return r.Suite }),
 		Outcomes:  outcomes,
 	}
+}
+
+// outcome is how the run ended, read once (unscored: a filter on
+// outcome reads every run it filters, and scoring them all would cost
+// several times the reading).
+func (v *View) outcome(st Store, id traces.ID) string {
+	v.mu.Lock()
+	s, ok := v.summaries[id]
+	o, known := v.outcomes[id]
+	v.mu.Unlock()
+	switch {
+	case ok:
+		return s.Outcome
+	case known:
+		return o
+	}
+	if run, err := st.GetRun(id); err == nil {
+		o = string(run.Manifest.Outcome)
+	}
+	v.mu.Lock()
+	v.outcomes[id] = o
+	v.mu.Unlock()
+	return o
 }
 
 // summary reads and scores the run once, and keeps what the list shows.
