@@ -94,6 +94,9 @@ func runView(ctx context.Context, a *app, opts *viewOptions) error {
 	// one is refused at once.
 	var lis net.Listener
 	if opts.export == "" {
+		if len(opts.from) > 0 || opts.server != "" || opts.model != "" || opts.outcome != "" || opts.sel.narrows() {
+			return usageErr(errors.New("--from, --server, --model, --outcome, --scenario, --suite and --stage select what --export writes; the page has filters of its own"))
+		}
 		var err error
 		if lis, err = view.Listen(opts.addr); err != nil {
 			return usageErr(err)
