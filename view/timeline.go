@@ -242,12 +242,11 @@ func (v *View) timeline(run *traces.Run, ref string, m *scoring.RunMetrics) *Tim
 			}
 		}
 	}
-	// Calls are events at their end; what they caused (HTTP, elicitations,
-	// egress) comes before them in the run, named by the call's index.
+	// What a tool call caused (HTTP calls, elicitations, egress) names the
+	// call's index; the trace places it before or after the call's own
+	// event. First pass: lay out turns, calls and errors in order.
 	calls := map[int]*Item{}
 	var boot *Item
-	// First pass: lay out turns, calls and errors in order, leaving a
-	// slot for each call before what it caused is attached.
 	for _, e := range run.Events {
 		switch e.Kind {
 		case traces.KindCall:
@@ -263,7 +262,7 @@ func (v *View) timeline(run *traces.Run, ref string, m *scoring.RunMetrics) *Tim
 			json.Unmarshal(tu.Response, &resp)
 			it := Item{Kind: "turn", Index: tu.Index, AtUS: e.AtUS, LatencyUS: tu.LatencyUS,
 				Tokens: &tu.Usage,
-				Text:   text(resp.Text), Attempts: tu.Attempts}
+				Text:   long(t, resp.Text), Attempts: tu.Attempts}
 			for _, tc := range resp.ToolCalls {
 				it.Asks = append(it.Asks, Ask{Name: line(tc.Name), Arguments: v.payload(t, tc.Arguments)})
 			}
@@ -297,14 +296,15 @@ func (v *View) timeline(run *traces.Run, ref string, m *scoring.RunMetrics) *Tim
 			t.Answer = &TimelineAnswer{Result: v.payload(t, a.Result), Text: long(t, a.Text)}
 		}
 	}
-	// Second pass: attach what each call caused; the slice no longer grows
-	// but for calls no event names (a call cut off mid-run) and boot.
+	// Second pass: attach what each call caused (t.Items no longer grows
+	// until the end); boot calls and a call no event names (the run ended
+	// in it) become items of their own.
 	for i := range t.Items {
 		if t.Items[i].Kind == "call" {
 			calls[t.Items[i].Index] = &t.Items[i]
 		}
 	}
-	var extra []Item
+	var extra []*Item
 	for _, e := range run.Events {
 		var target *Item
 		var call int
@@ -320,15 +320,15 @@ func (v *View) timeline(run *traces.Run, ref string, m *scoring.RunMetrics) *Tim
 		}
 		if e.Kind == traces.KindHTTP && (e.HTTP.Boot || call < 0) {
 			if boot == nil {
-				extra = append(extra, Item{Kind: "boot", AtUS: e.AtUS, Index: -1})
-				boot = &extra[len(extra)-1]
+				boot = &Item{Kind: "boot", AtUS: e.AtUS, Index: -1}
+				extra = append(extra, boot)
 			}
 			target = boot
 		} else if it, ok := calls[call]; ok {
 			target = it
 		} else {
-			extra = append(extra, Item{Kind: "call", Index: call, AtUS: e.AtUS, Tool: "(no call event: the run ended in it)"})
-			target = &extra[len(extra)-1]
+			target = &Item{Kind: "call", Index: call, AtUS: e.AtUS, Tool: "(no call event: the run ended in it)"}
+			extra = append(extra, target)
 			calls[call] = target
 		}
 		switch e.Kind {
@@ -351,7 +351,7 @@ func (v *View) timeline(run *traces.Run, ref string, m *scoring.RunMetrics) *Tim
 	}
 	// Boot calls and calls the run ended in go where they happened.
 	for _, it := range extra {
-		t.Items = insertByTime(t.Items, it)
+		t.Items = insertByTime(t.Items, *it)
 	}
 	if t.Answer != nil || len(run.Events) > 0 {
 		if sc := v.scenarios[mf.Scenario.ID]; sc != nil && sc.ResultSchema != nil {

@@ -3,6 +3,7 @@ package view_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -314,5 +315,50 @@ func TestReadsBesideAWriter(t *testing.T) {
 	}
 	if got := v.List(view.Query{Server: "late"}); got.Total != 1 || got.Rows[0].Summary.Outcome != "answered" {
 		t.Errorf("after a reload: %+v", got)
+	}
+}
+
+// A run cut off inside a tool call (no call event) still shows what the
+// call caused, and every boot call sits under the one boot item.
+func TestTimelineCutOff(t *testing.T) {
+	run := mkRun(runSpec{server: "reference", extraHTTP: true})
+	var events []traces.Event
+	for _, e := range run.Events {
+		switch e.Kind {
+		case traces.KindCall, traces.KindAnswer:
+			continue
+		case traces.KindHTTP:
+			if e.HTTP.Boot {
+				second := *e.HTTP
+				second.Seq = 99
+				events = append(events, e, traces.Event{Kind: traces.KindHTTP, AtUS: e.AtUS + 10, HTTP: &second})
+				continue
+			}
+		}
+		if e.Kind == traces.KindTurn && e.Turn.Index == 1 {
+			break
+		}
+		events = append(events, e)
+	}
+	events = append(events, traces.Event{Kind: traces.KindError, AtUS: 500000, Error: &traces.Error{Kind: traces.ErrorCallTimeout, Message: "get_client did not answer"}})
+	run.Events = events
+	run.Manifest.Outcome = traces.OutcomeError
+	dir := filepath.Join(t.TempDir(), "store")
+	s, err := traces.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.PutRun(run, refRun0)
+	s.Close()
+	tl, err := openView(t, dir).Timeline(refRun0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range tl.Items {
+		got = append(got, fmt.Sprintf("%s:%d", it.Kind, len(it.HTTP)))
+	}
+	if diff := cmp.Diff([]string{"boot:2", "turn:0", "call:2", "error:0"}, got); diff != "" {
+		t.Errorf("items kind:HTTP calls (-want +got):\n%s", diff)
 	}
 }
