@@ -165,6 +165,8 @@ func TestBrowser(t *testing.T) {
 		defer srv.Close()
 		b.do(t, chromedp.Navigate(srv.URL+"/#/runs"))
 		b.waitFor(t, `document.body.dataset.ready === "runs"`)
+		// The reload button reopens the store (a recording beside the view).
+		b.click(t, "#reload", "runs")
 		checkPage(t, b, ids, want.FirstDivergence, "served")
 	})
 	t.Run("bundle", func(t *testing.T) {
@@ -274,6 +276,12 @@ func checkPage(t *testing.T, b *browser, ids map[string]traces.ID, firstDivergen
 		t.Errorf("%d passing cells, want 8 (3 of alt's runs, the reference server's 5)", n)
 	}
 	b.screenshot(t, name+"-board")
+
+	// A cell of a strip opens its run.
+	b.click(t, "#strips .cell.fail", "run")
+	if got := eval[string](t, b, `document.querySelector("#score .badge").textContent`); got != "task fail" {
+		t.Errorf("the failing cell opened a run whose score says %q", got)
+	}
 }
 
 // TestBrowserLarge opens a 5,000-run store's page and reports its first
