@@ -258,6 +258,9 @@ func checkPage(t *testing.T, b *browser, ids map[string]traces.ID, firstDivergen
 	if txt := eval[string](t, b, `document.getElementById("first-divergence").textContent`); !strings.Contains(txt, "429") {
 		t.Errorf("the first divergence: %q", txt)
 	}
+	if head := eval[string](t, b, `document.querySelector("#diff thead").textContent`); strings.Count(head, ", recorded") != 2 {
+		t.Errorf("the diff's heads do not say both runs are recorded: %q", head)
+	}
 	b.screenshot(t, name+"-diff")
 
 	// The scoreboard: the chart drawn, a strip per scenario and server.

@@ -43,7 +43,7 @@ func (v *View) Diff(a, b string) (*scoring.RunDiff, error) {
 		}
 	}
 	d := scoring.DiffRuns(runs[0], runs[1])
-	d.Scenario, d.A, d.B = line(d.Scenario), line(d.A), line(d.B)
+	d.Scenario, d.A, d.B = line(d.Scenario), line(d.A)+", "+modeWord(runs[0]), line(d.B)+", "+modeWord(runs[1])
 	for _, p := range d.Steps {
 		for _, st := range []*scoring.RunStep{p.A, p.B} {
 			if st != nil {
@@ -53,6 +53,14 @@ func (v *View) Diff(a, b string) (*scoring.RunDiff, error) {
 	}
 	v.maskAll(d)
 	return d, nil
+}
+
+// modeWord says how a run was produced, as the page says it.
+func modeWord(r *traces.Run) string {
+	if r.Manifest.Mode == traces.ModeReplay {
+		return "replayed"
+	}
+	return "recorded"
 }
 
 // Handler serves the page and its JSON API:

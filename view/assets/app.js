@@ -139,7 +139,7 @@
 
   function label(t) {
     const m = t.manifest;
-    return m.server + "/" + m.model + " run " + m.run_index + " (" + t.id.slice(0, 12) + ")";
+    return m.server + "/" + m.model + " run " + m.run_index + " (" + t.id.slice(0, 12) + "), " + (m.mode === "replay" ? "replayed" : "recorded");
   }
 
   // ---- routing: #/runs?..., #/run/ID, #/diff/A/B, #/board ----
