@@ -73,6 +73,9 @@ type Page struct {
 	// "About this run" (bench report --release reads it from
 	// benchmark-results-<version>.notes.md beside the page).
 	Notes string
+	// Bundle, if set, is the path from the page to a bench view bundle of
+	// the runs (a directory holding index.html), linked under the JSON.
+	Bundle string
 }
 
 // WriteResultsPage writes docs/benchmark-results-<version>.md: what was run
@@ -87,6 +90,10 @@ func WriteResultsPage(w io.Writer, r *Report, p Page) error {
 	fmt.Fprintf(&b, "# Benchmark results %s\n\n", md(version))
 	fmt.Fprintf(&b, "Methodology version **%s** ([docs/methodology.md](methodology.md)); report format %d; harness %s.\n", md(r.Methodology), r.Format, md(orNone(r.Meta.Harness)))
 	fmt.Fprintf(&b, "The same data as JSON: [%s](%s).\n\n", md(jsonName), jsonName)
+	if p.Bundle != "" {
+		link := strings.TrimSuffix(p.Bundle, "/") + "/index.html"
+		fmt.Fprintf(&b, "Every run, to read turn by turn (a bench view bundle; it opens from disk): [%s](%s).\n\n", md(link), link)
+	}
 	if notes := strings.TrimSpace(p.Notes); notes != "" {
 		b.WriteString("## About this run\n\n" + notes + "\n\n")
 	}

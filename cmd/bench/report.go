@@ -1,21 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcpbench/bench/internal/atomicfile"
-	"github.com/mcpbench/bench/internal/bounded"
 	"github.com/mcpbench/bench/internal/escape"
 	"github.com/mcpbench/bench/scenarios"
 	"github.com/mcpbench/bench/scoring"
@@ -34,6 +28,7 @@ type reportOptions struct {
 	runsSet bool
 	// judgeMinKappa is the bar of the judges' calibration (--judge-min-kappa).
 	judgeMinKappa float64
+	bundle        string
 }
 
 func newReportCmd(a *app) *cobra.Command {
@@ -71,7 +66,9 @@ head to head with bootstrap intervals and McNemar's test, each scenario's
 median [IQR], pass@k and pass^k), an SVG chart beside it and the same data
 as JSON. A file <out-dir>/benchmark-results-<VERSION>.notes.md, if there is
 one, is the maintainer's note on the run (the model and how it was served,
-say): the page prints it under "About this run". A release asks
+say): the page prints it under "About this run". With --bundle DIR
+the page links the bench view bundle in DIR (written by bench view
+--export; DIR/index.html, linked relative to the page). A release asks
 every covered scenario for at least 5 scored runs: fewer is an error that
 names the scenarios. The page holds no date and no path: re-running at
 the same SHAs and store reproduces it byte for byte. Each file is written
@@ -88,6 +85,7 @@ not followed.`,
 	cmd.Flags().StringVar(&opts.release, "release", "", "write the results page of release VERSION")
 	cmd.Flags().StringSliceVar(&opts.from, "from", nil, "ref prefixes of the runs to score (repeatable; default: every recorded run, no replay run)")
 	cmd.Flags().StringVar(&opts.outDir, "out-dir", "docs", "directory of the results page (with --release)")
+	cmd.Flags().StringVar(&opts.bundle, "bundle", "", "with --release: link the bench view bundle in DIR from the page")
 	cmd.Flags().StringVar(&opts.format, "format", "text", "output format without --release: text, json, md or junit")
 	opts.sel.register(cmd.Flags(), "score only the runs of")
 	opts.sel.registerExpectations(cmd.Flags())
@@ -103,6 +101,9 @@ var releasePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`)
 func runReport(_ context.Context, a *app, opts *reportOptions) error {
 	if opts.release != "" && !releasePattern.MatchString(opts.release) {
 		return usageErr(fmt.Errorf("--release %q: want a version such as 1.2.0", opts.release))
+	}
+	if opts.bundle != "" && opts.release == "" {
+		return usageErr(errors.New("--bundle links a bundle from a results page: it needs --release"))
 	}
 	switch opts.format {
 	case "text", "json", "md", "junit":
@@ -239,49 +240,4 @@ func runReport(_ context.Context, a *app, opts *reportOptions) error {
 		return scoring.WriteText(a.stdout, rep)
 	}
 	return writeRelease(a, opts, rep)
-}
-
-// writeRelease writes the page, its chart and its JSON. Each file is
-// rendered in memory first and written into a new file renamed into place
-// (atomicfile), so a failure leaves no half-written page and a symlink
-// planted at a page's name is replaced, not followed.
-func writeRelease(a *app, opts *reportOptions, rep *scoring.Report) error {
-	base := "benchmark-results-" + opts.release
-	svgName, jsonName := base+".svg", base+".json"
-	// The maintainer's notes on the run, kept beside the page (the model
-	// and how it was served, say), go into it as they are.
-	notes, err := bounded.ReadFile(filepath.Join(opts.outDir, base+".notes.md"), 64<<10)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return usageErr(err)
-	}
-	var page, svg, js bytes.Buffer
-	if err := scoring.WriteResultsPage(&page, rep, scoring.Page{Version: opts.release, SVG: svgName, JSON: jsonName, Notes: string(notes)}); err != nil {
-		return err
-	}
-	if err := scoring.WriteSVG(&svg, rep); err != nil {
-		return err
-	}
-	// The page's JSON holds what the page shows (summaries per scenario and
-	// suite); the runs themselves are in the store.
-	summary := *rep
-	if rep.Results != nil {
-		summary.Results = rep.Results.WithoutRuns()
-	}
-	if err := scoring.WriteJSON(&js, &summary); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(opts.outDir, 0o755); err != nil {
-		return setupErr(err)
-	}
-	for _, f := range []struct {
-		name string
-		data []byte
-	}{{base + ".md", page.Bytes()}, {svgName, svg.Bytes()}, {jsonName, js.Bytes()}} {
-		path := filepath.Join(opts.outDir, f.name)
-		if err := atomicfile.WriteFile(path, f.data, 0o644); err != nil {
-			return setupErr(err)
-		}
-		fmt.Fprintf(a.stdout, "wrote %s\n", path)
-	}
-	return nil
 }

@@ -112,6 +112,7 @@ Exit codes: 0 ok, 1 gate failed, 2 invalid input or usage, 3 safety failure,
 		newServersCmd(a),
 		newTracesCmd(a),
 		newVersionCmd(a),
+		newViewCmd(a),
 	)
 	return root
 }
