@@ -181,6 +181,9 @@ func (v *View) index(s Store) (*index, error) {
 	}
 	ix := &index{store: s, rows: make([]Row, 0, len(refs)), byName: map[string]int{}, byID: map[traces.ID]int{}}
 	for _, r := range refs {
+		if strings.HasPrefix(r.Name, traces.JudgeRefPrefix) {
+			continue // an LLM judge's grading, no agent's run (bench report shows its scores)
+		}
 		row := Row{ID: r.Run.String(), Ref: escape.Line(r.Name), id: r.Run}
 		if p, ok := traces.ParseRunRef(r.Name); ok {
 			row.Prefix, row.Set, row.Server, row.Model, row.Scenario, row.RunIndex = p.Prefix, p.Suite, p.Server, p.Model, p.Scenario, p.RunIndex
