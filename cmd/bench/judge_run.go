@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -196,35 +197,24 @@ func runJudgeRun(ctx context.Context, a *app, opts *judgeRunOptions) error {
 		return err
 	}
 	defer s.Close()
-	prefixes := opts.from
-	if len(prefixes) == 0 {
-		prefixes = []string{""}
+	prefixes, refs, err := agentRefs(s, opts.from)
+	if err != nil {
+		return err
 	}
 	var items []graded
-	seen := map[string]bool{}
-	for _, p := range prefixes {
-		refs, err := s.Refs(p)
+	for _, r := range refs {
+		run, err := s.GetRun(r.Run)
 		if err != nil {
 			return err
 		}
-		for _, r := range refs {
-			if seen[r.Name] || strings.HasPrefix(r.Name, traces.JudgeRefPrefix) {
-				continue
-			}
-			seen[r.Name] = true
-			run, err := s.GetRun(r.Run)
-			if err != nil {
-				return err
-			}
-			if len(opts.from) == 0 && run.Manifest.Mode == traces.ModeReplay {
-				continue
-			}
-			sc := byID[run.Manifest.Scenario.ID]
-			if sc == nil || opts.sel.narrows() && !keep[sc.ID] {
-				continue
-			}
-			items = append(items, graded{ref: r.Name, run: run, sc: sc})
+		if len(opts.from) == 0 && run.Manifest.Mode == traces.ModeReplay {
+			continue
 		}
+		sc := byID[run.Manifest.Scenario.ID]
+		if sc == nil || opts.sel.narrows() && !keep[sc.ID] {
+			continue
+		}
+		items = append(items, graded{ref: r.Name, run: run, sc: sc})
 	}
 	if len(items) == 0 {
 		return usageErr(fmt.Errorf("no runs to grade under %q in %s", prefixes, s.Dir()))
@@ -238,4 +228,26 @@ func runJudgeRun(ctx context.Context, a *app, opts *judgeRunOptions) error {
 		return &silentExit{code: exitGateFailed}
 	}
 	return nil
+}
+
+// agentRefs lists the refs under the prefixes (default: every ref), each
+// once, sorted by name, without the LLM judge's (judge/): the agents' runs
+// a report scores and a judge grades. It returns the prefixes it used.
+func agentRefs(s *traces.Store, from []string) ([]string, []traces.Ref, error) {
+	prefixes := from
+	if len(prefixes) == 0 {
+		prefixes = []string{""}
+	}
+	var refs []traces.Ref
+	for _, p := range prefixes {
+		rs, err := s.Refs(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		refs = append(refs, rs...)
+	}
+	slices.SortFunc(refs, func(x, y traces.Ref) int { return strings.Compare(x.Name, y.Name) })
+	refs = slices.CompactFunc(refs, func(x, y traces.Ref) bool { return x.Name == y.Name })
+	refs = slices.DeleteFunc(refs, func(r traces.Ref) bool { return strings.HasPrefix(r.Name, traces.JudgeRefPrefix) })
+	return prefixes, refs, nil
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -115,29 +113,10 @@ func runReport(_ context.Context, a *app, opts *reportOptions) error {
 		return err
 	}
 	defer s.Close()
-	prefixes := opts.from
-	if len(prefixes) == 0 {
-		prefixes = []string{""}
+	prefixes, refs, err := agentRefs(s, opts.from)
+	if err != nil {
+		return err
 	}
-	var refs []traces.Ref
-	for _, p := range prefixes {
-		rs, err := s.Refs(p)
-		if err != nil {
-			return err
-		}
-		refs = append(refs, rs...)
-	}
-	slices.SortFunc(refs, func(x, y traces.Ref) int {
-		switch {
-		case x.Name < y.Name:
-			return -1
-		case x.Name > y.Name:
-			return 1
-		}
-		return 0
-	})
-	refs = slices.CompactFunc(refs, func(x, y traces.Ref) bool { return x.Name == y.Name })
-	refs = slices.DeleteFunc(refs, func(r traces.Ref) bool { return strings.HasPrefix(r.Name, traces.JudgeRefPrefix) })
 	if len(refs) == 0 {
 		return usageErr(fmt.Errorf("no runs under %q in %s", prefixes, s.Dir()))
 	}
