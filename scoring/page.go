@@ -244,7 +244,7 @@ func WriteSVG(w io.Writer, r *Report) error {
 	groupH := len(labels)*(barH+gap) + 16
 	height := top + len(servers)*groupH + 40
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", left+width+80, height)
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", left+width+160, height)
 	fmt.Fprintf(&b, `<text x="10" y="20" font-size="14" font-weight="bold">bench scoreboard (methodology %s), all suites</text>`+"\n", escape.XML(r.Methodology))
 	for i, s := range servers {
 		y := top + i*groupH
