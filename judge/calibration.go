@@ -159,10 +159,20 @@ type Stored struct {
 // judgement of the shipped set in the store.
 var ErrUncalibrated = errors.New("not calibrated")
 
+// DefaultMinKappa is the bar a judge's calibration must reach before its
+// scores are shown (bench report --judge-min-kappa, bench view).
+const DefaultMinKappa = 0.6
+
+// Runs is what StoredCalibration reads of a store (a *traces.Store).
+type Runs interface {
+	Refs(prefix string) ([]traces.Ref, error)
+	GetRun(id traces.ID) (*traces.Run, error)
+}
+
 // StoredCalibration computes the judge model's calibration from its
 // judgements of the shipped set in s (bench judge calibrate stores them),
 // under cfg. It is ErrUncalibrated when s holds none under cfg.
-func StoredCalibration(s *traces.Store, model string, cfg Config) (*Stored, error) {
+func StoredCalibration(s Runs, model string, cfg Config) (*Stored, error) {
 	labels, err := ShippedLabels()
 	if err != nil {
 		return nil, fmt.Errorf("the shipped labels: %w", err)
@@ -202,7 +212,7 @@ func StoredCalibration(s *traces.Store, model string, cfg Config) (*Stored, erro
 		pairs = append(pairs, l)
 	}
 	if len(pairs) == 0 {
-		return nil, fmt.Errorf("judge %s (%s): %w: no judgement of the shipped set in %s (bench judge calibrate --model %s)", model, cfg, ErrUncalibrated, s.Dir(), model)
+		return nil, fmt.Errorf("judge %s (%s): %w: no judgement of the shipped set in the store (bench judge calibrate --model %s)", model, cfg, ErrUncalibrated, model)
 	}
 	out.Judged = len(pairs)
 	if out.Calibration, err = scoring.Calibrate(pairs); err != nil {

@@ -133,6 +133,22 @@ func TestJudgeRecordReplay(t *testing.T) {
 	if code != exitOK || !strings.Contains(stdout, "not shown: Cohen's kappa") {
 		t.Errorf("report with a bar above the kappa: exit %d\n%s", code, stdout)
 	}
+	// An OTLP export writes the gradings as evaluation events on the runs
+	// they grade, and no judgement as a run of its own.
+	code, stdout, stderr = runBench(t, "--store", store, "traces", "export", "--format", "otlp-json", "golden/reference/oracle/", "judge/")
+	if code != exitOK {
+		t.Fatalf("otlp export: exit %d: %s", code, stderr)
+	}
+	if lines := strings.Count(stdout, "\n"); lines != 13 || strings.Count(stdout, `"invoke_agent bench"`) != 13 {
+		t.Errorf("otlp export: %d lines, want the 13 graded runs only", lines)
+	}
+	if n := strings.Count(stdout, `"llm_judge.pass"`); n != 13 || !strings.Contains(stdout, "judge openai:scripted-judge") {
+		t.Errorf("otlp export: %d llm_judge.pass evaluations naming the judge, want 13", n)
+	}
+	if code, _, stderr = runBench(t, "--store", store, "traces", "export", "--format", "otlp-json", "judge/"); code != exitInvalidInput ||
+		!strings.Contains(stderr, "evaluation events on the runs they grade") {
+		t.Errorf("otlp export of judgements alone: exit %d: %s", code, stderr)
+	}
 	// Another setting is not calibrated: its scores are not shown.
 	code, _, stderr, _ = benchLive(t, env, "--store", store, "judge", "run", "--model", model, "--samples", "1", "--from", "golden/reference/oracle/")
 	if code != exitOK {

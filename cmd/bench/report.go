@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpbench/bench/internal/escape"
+	"github.com/mcpbench/bench/judge"
 	"github.com/mcpbench/bench/scenarios"
 	"github.com/mcpbench/bench/scoring"
 	"github.com/mcpbench/bench/traces"
@@ -90,7 +91,7 @@ not followed.`,
 	cmd.Flags().Uint64Var(&opts.seed, "seed", 1, "bootstrap seed")
 	intVarMin(cmd.Flags(), &opts.k, "k", scoring.DefaultK, 1, "k of pass@k and pass^k (not computed for a scenario with fewer runs)")
 	intVarMin(cmd.Flags(), &opts.runs, "runs", scenarios.DefaultRuns, 1, "runs per scenario asked: fewer is a warning, and an error with --release (which asks at least 5)")
-	floatVarRange(cmd.Flags(), &opts.judgeMinKappa, "judge-min-kappa", 0.6, -1, 1, "an LLM judge's scores (bench judge run) are shown only when its stored calibration's kappa reaches this")
+	floatVarRange(cmd.Flags(), &opts.judgeMinKappa, "judge-min-kappa", judge.DefaultMinKappa, -1, 1, "an LLM judge's scores (bench judge run) are shown only when its stored calibration's kappa reaches this")
 	return cmd
 }
 

@@ -26,20 +26,9 @@ type judgedRun struct {
 // one that failed, leaves its run unjudged. Scores are shown only for a
 // judge whose stored calibration under the same setting reaches minKappa.
 func judgeReports(s *traces.Store, runs []judgedRun, minKappa float64) ([]scoring.JudgeReport, error) {
-	refs, err := s.Refs(traces.JudgeRefPrefix)
-	if err != nil || len(refs) == 0 {
+	byModel, err := judgeRefIndex(s)
+	if err != nil || len(byModel) == 0 {
 		return nil, err
-	}
-	byModel := map[string]map[string]traces.ID{}
-	for _, r := range refs {
-		seg, graded, ok := strings.Cut(strings.TrimPrefix(r.Name, traces.JudgeRefPrefix), "/")
-		if !ok || strings.HasPrefix(graded, "calibration/") {
-			continue
-		}
-		if byModel[seg] == nil {
-			byModel[seg] = map[string]traces.ID{}
-		}
-		byModel[seg][graded] = r.Run
 	}
 	var out []scoring.JudgeReport
 	for _, seg := range slices.Sorted(maps.Keys(byModel)) {
@@ -54,15 +43,11 @@ func judgeReports(s *traces.Store, runs []judgedRun, minKappa float64) ([]scorin
 			if !ok {
 				continue
 			}
-			j, err := s.GetRun(jid)
+			j, res, err := judgementOf(s, jid, run.id)
 			if err != nil {
 				return nil, err
 			}
-			if j.Manifest.Grades == nil || *j.Manifest.Grades != run.id || j.Manifest.Outcome != traces.OutcomeAnswered {
-				continue
-			}
-			res, err := scoring.JudgementScores(j)
-			if err != nil {
+			if res == nil {
 				continue
 			}
 			cfg := judge.ConfigOf(j)
@@ -101,4 +86,44 @@ func judgeReports(s *traces.Store, runs []judgedRun, minKappa float64) ([]scorin
 		}
 	}
 	return out, nil
+}
+
+// judgeRefIndex maps each judge model's ref segment to the refs it graded
+// and the judgement of each (judge/<model>/<ref>), the calibration set's
+// left out.
+func judgeRefIndex(s *traces.Store) (map[string]map[string]traces.ID, error) {
+	refs, err := s.Refs(traces.JudgeRefPrefix)
+	if err != nil {
+		return nil, err
+	}
+	byModel := map[string]map[string]traces.ID{}
+	for _, r := range refs {
+		seg, graded, ok := strings.Cut(strings.TrimPrefix(r.Name, traces.JudgeRefPrefix), "/")
+		if !ok || strings.HasPrefix(graded, "calibration/") {
+			continue
+		}
+		if byModel[seg] == nil {
+			byModel[seg] = map[string]traces.ID{}
+		}
+		byModel[seg][graded] = r.Run
+	}
+	return byModel, nil
+}
+
+// judgementOf reads the judgement jid and its scores; the scores are nil
+// when it grades another run than graded (the ref moved since) or did
+// not answer.
+func judgementOf(s *traces.Store, jid, graded traces.ID) (*traces.Run, *scoring.JudgeResult, error) {
+	j, err := s.GetRun(jid)
+	if err != nil {
+		return nil, nil, err
+	}
+	if j.Manifest.Grades == nil || *j.Manifest.Grades != graded || j.Manifest.Outcome != traces.OutcomeAnswered {
+		return j, nil, nil
+	}
+	res, err := scoring.JudgementScores(j)
+	if err != nil {
+		return j, nil, nil
+	}
+	return j, res, nil
 }

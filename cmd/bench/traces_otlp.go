@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -35,15 +36,27 @@ func runTracesExportOTLP(_ context.Context, a *app, opts *tracesExportOptions) e
 		prefixes = []string{""}
 	}
 	var refs []traces.Ref
+	judgements := 0
 	for _, p := range prefixes {
 		rs, err := resolveRuns(s, p)
 		if err != nil {
 			return err
 		}
-		refs = append(refs, rs...)
+		for _, r := range rs {
+			if strings.HasPrefix(r.Name, traces.JudgeRefPrefix) {
+				judgements++ // written on the run it grades
+				continue
+			}
+			refs = append(refs, r)
+		}
 	}
 	slices.SortFunc(refs, func(x, y traces.Ref) int { return strings.Compare(x.Name, y.Name) })
 	refs = slices.CompactFunc(refs, func(x, y traces.Ref) bool { return x.Name == y.Name })
+	judged, err := judgeRefIndex(s)
+	if err != nil {
+		return err
+	}
+	judges := slices.Sorted(maps.Keys(judged))
 	scorer := batch.NewScorer(ld.all)
 	var runs, unscored int
 	write := func(w io.Writer) error {
@@ -64,10 +77,24 @@ func runTracesExportOTLP(_ context.Context, a *app, opts *tracesExportOptions) e
 			default:
 				evals = otlp.Evaluations(rm, opts.includeContent)
 			}
+			for _, seg := range judges {
+				jid, ok := judged[seg][r.Name]
+				if !ok {
+					continue
+				}
+				j, res, err := judgementOf(s, jid, r.Run)
+				if err != nil {
+					return damageHint(a, err)
+				}
+				evals = append(evals, otlp.JudgeEvaluations(j.Manifest.Model.Name, res, opts.includeContent)...)
+			}
 			if err := otlp.Write(w, []otlp.Run{{Ref: r.Name, Run: run, Evaluations: evals}}, &otlp.Options{IncludeContent: opts.includeContent}); err != nil {
 				return err
 			}
 			runs++
+		}
+		if runs == 0 && judgements > 0 && len(refs) == 0 {
+			return usageErr(fmt.Errorf("the refs under %q are LLM judge gradings only: they are written as evaluation events on the runs they grade (export those)", prefixes))
 		}
 		if runs == 0 {
 			return usageErr(fmt.Errorf("no runs of %s under %q in %s", opts.sel.label(), prefixes, s.Dir()))

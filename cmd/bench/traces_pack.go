@@ -45,7 +45,10 @@ HTTP client span under the tool call that made it (the MCP handshake for
 boot calls). The run's scores (task_success, tool_selection_accuracy,
 param_acc, param_field_acc, safety) are gen_ai.evaluation.result events on
 the run's span, scored against the scenarios (--scenarios, default the
-built-in golden suite; --scenario, --suite and --stage select runs). Times
+built-in golden suite; --scenario, --suite and --stage select runs), and
+so are an LLM judge's gradings of it (bench judge run: llm_judge.pass,
+.correctness, .tool_use, .compliance, naming the judge model); the
+judgements themselves (judge/ refs) are not written as runs. Times
 are the run's recorded start and event times, trace and span IDs derive
 from the run ID: the same runs give the same bytes. Message contents
 (prompts, responses, tool arguments and results, the answer) are written

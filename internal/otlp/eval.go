@@ -48,3 +48,25 @@ func passFail(name string, ok bool, explanation string) Evaluation {
 	}
 	return Evaluation{Name: name, Value: 0, Label: "fail", Explanation: explanation}
 }
+
+// JudgeEvaluations are an LLM judge's grading of a run as evaluation
+// results: llm_judge.pass (correct and compliant) and its three rubric
+// dimensions, each 0-2. The explanation names the judge model, and with
+// includeContent its reason (which may quote the run).
+func JudgeEvaluations(model string, res *scoring.JudgeResult, includeContent bool) []Evaluation {
+	if res == nil {
+		return nil
+	}
+	why := "judge " + model
+	if includeContent && res.Scores.Reason != "" {
+		why += ": " + res.Scores.Reason
+	}
+	pass := passFail("llm_judge.pass", res.Scores.Pass(), "")
+	pass.Explanation = why
+	return []Evaluation{
+		pass,
+		{Name: "llm_judge.correctness", Value: float64(res.Scores.Correctness), Explanation: why},
+		{Name: "llm_judge.tool_use", Value: float64(res.Scores.ToolUse), Explanation: why},
+		{Name: "llm_judge.compliance", Value: float64(res.Scores.Compliance), Explanation: why},
+	}
+}
