@@ -128,6 +128,9 @@ func (v *View) Export(dir string, o *ExportOptions) (*ExportReport, error) {
 		if j, ok := ix.byName["replay/"+row.Ref]; ok && inSel(sel, j) {
 			t.ReplayedAs = ix.rows[j].ID
 		}
+		if t.Judgements, err = v.judgements(ix, row.Ref, row.id); err != nil {
+			return nil, err
+		}
 		// What a server or a model said is published as said: a canary
 		// there is a leak. The fake's HTTP bodies are its fixture, which
 		// holds the canaries by design: masked.

@@ -73,6 +73,10 @@ type index struct {
 	rows   []Row
 	byName map[string]int // ref name -> index in rows
 	byID   map[traces.ID]int
+	// judged are the judgements of each graded ref, by judge ref name.
+	judged map[string][]traces.ID
+	mu     sync.Mutex
+	cals   map[string]calibration // model and setting -> stored calibration
 }
 
 // Row is one ref of the store in the run list.
@@ -179,10 +183,15 @@ func (v *View) index(s Store) (*index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing the store's refs: %w", err)
 	}
-	ix := &index{store: s, rows: make([]Row, 0, len(refs)), byName: map[string]int{}, byID: map[traces.ID]int{}}
+	ix := &index{store: s, rows: make([]Row, 0, len(refs)), byName: map[string]int{}, byID: map[traces.ID]int{},
+		judged: map[string][]traces.ID{}, cals: map[string]calibration{}}
 	for _, r := range refs {
 		if strings.HasPrefix(r.Name, traces.JudgeRefPrefix) {
-			continue // an LLM judge's grading, no agent's run (bench report shows its scores)
+			// An LLM judge's grading, no agent's run: shown on the run it grades.
+			if g := judgedRef(r.Name); g != "" {
+				ix.judged[escape.Line(g)] = append(ix.judged[escape.Line(g)], r.Run)
+			}
+			continue
 		}
 		row := Row{ID: r.Run.String(), Ref: escape.Line(r.Name), id: r.Run}
 		if p, ok := traces.ParseRunRef(r.Name); ok {

@@ -28,6 +28,8 @@ type Timeline struct {
 	Score  *TimelineScore  `json:"score,omitempty"`
 	Safety []Finding       `json:"safety,omitempty"`
 	Replay *TimelineReplay `json:"replay,omitempty"`
+	// Judgements are LLM judges' gradings of the run.
+	Judgements []TimelineJudgement `json:"judgements,omitempty"`
 	// ReplayedAs is the run bench replay stored for this recording, when
 	// the store holds one under replay/<ref>.
 	ReplayedAs string `json:"replayed_as,omitempty"`
@@ -208,6 +210,9 @@ func (v *View) Timeline(s string) (*Timeline, error) {
 	}
 	if i, ok := ix.byName["replay/"+ref]; ok && ref != "" {
 		t.ReplayedAs = ix.rows[i].ID
+	}
+	if t.Judgements, err = v.judgements(ix, ref, id); err != nil {
+		return nil, err
 	}
 	v.maskAll(t)
 	return t, nil

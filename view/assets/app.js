@@ -273,6 +273,34 @@
 
   // ---- one run ----
 
+  // clip shortens a one-line summary; the whole text is shown where it
+  // belongs (a model turn's arguments under the tool call that ran them).
+  function clip(text, n) {
+    return text && text.length > n ? text.slice(0, n) + ` … (${text.length} characters)` : text;
+  }
+
+  function judgements(list) {
+    if (!list || list.length === 0) return null;
+    return el(
+      "div",
+      { id: "judgements" },
+      list.map((j) =>
+        el(
+          "div",
+          { class: "judgement" + (j.trusted ? "" : " untrusted") },
+          el("strong", {}, "LLM judge " + j.model),
+          ` (${j.setting}): `,
+          j.answered
+            ? el("span", {}, el("span", { class: "badge " + (j.pass ? "pass" : "fail") }, "judge " + (j.pass ? "pass" : "fail")),
+                ` correctness ${j.correctness}/2 · tool use ${j.tool_use}/2 · compliance ${j.compliance}/2` + (j.invalid ? ` · ${j.invalid} of ${j.samples} samples not rubric JSON` : ""))
+            : "no valid grading",
+          j.reason ? el("div", { class: "reason" }, "reason: ", el("q", {}, j.reason)) : null,
+          el("div", { class: "trust" }, j.trusted ? `calibrated: kappa ${j.kappa.toFixed(3)} against the labelled runs` : "not trusted, bench report leaves it out: " + j.why)
+        )
+      )
+    );
+  }
+
   function pre(text, attrs) {
     return el("pre", attrs || {}, text);
   }
@@ -329,7 +357,7 @@
           { class: "item turn", "data-index": it.index },
           el("div", { class: "head" }, at, `model turn ${it.index}`, " · ", el("span", { class: "tokens" }, tokens), it.latency_us ? " · " + fmtUS(it.latency_us) : ""),
           it.text ? pre(it.text, { class: "text" }) : null,
-          (it.asks || []).map((a) => el("div", { class: "ask" }, "asks for ", el("code", {}, a.name), " ", el("code", {}, a.arguments))),
+          (it.asks || []).map((a) => el("div", { class: "ask" }, "asks for ", el("code", {}, a.name), " ", el("code", {}, clip(a.arguments, 240)))),
           it.attempts > 1 ? el("div", {}, `answered at attempt ${it.attempts}`) : null,
           (it.retries || []).map((r) => el("div", { class: "retry" }, "retried: " + r))
         );
@@ -430,6 +458,7 @@
       t.server ? folded("the server's instructions", t.server.instructions) : null,
       t.server ? folded("what the server wrote on stderr", t.server.stderr) : null,
       score,
+      judgements(t.judgements),
       findings(t.safety, "safety"),
       replay,
       replayedAs,
