@@ -48,7 +48,9 @@ The page has four views:
               arguments and results, under each call the HTTP calls it made
               (status, class), elicitations and egress attempts, safety
               findings in red, the answer against the result schema; for a
-              replay, the recording it replays and its first miss explained
+              replay, the recording it replays and its first miss explained;
+              an LLM judge's gradings of it (bench judge run), each with
+              its stored calibration and whether bench report shows it
   two runs    side by side, step by step, the first divergence marked
   scoreboard  what bench report scores (recorded runs), its chart, and per
               scenario a strip of pass/fail over the repeats
