@@ -167,6 +167,14 @@
     p.catch(fail);
   }
 
+  // untimed is set for a run whose events carry no times (a replay runs on
+  // a paused clock): its rows then show no time rather than 0µs each.
+  let untimed = false;
+
+  function fmtAt(us) {
+    return untimed ? "" : fmtUS(us);
+  }
+
   function fmtUS(us) {
     if (us === undefined || us === null) return "";
     if (us < 1000) return us + "µs";
@@ -334,7 +342,7 @@
             "tr",
             { class: "http-call" },
             el("td", {}, String(h.seq)),
-            el("td", {}, fmtUS(h.at_us)),
+            el("td", {}, fmtAt(h.at_us)),
             el("td", {}, h.method + " " + h.path, folded("request body", h.request), folded("response body", h.response)),
             el("td", { class: h.status >= 400 ? "status-err" : "" }, String(h.status)),
             el("td", { class: "class-" + h.class }, h.class),
@@ -347,7 +355,7 @@
   }
 
   function item(it) {
-    const at = el("span", { class: "at" }, fmtUS(it.at_us));
+    const at = el("span", { class: "at" }, fmtAt(it.at_us));
     switch (it.kind) {
       case "turn": {
         const t = it.tokens || {};
@@ -391,6 +399,7 @@
   async function showRun(id) {
     const t = await api.run(id);
     const m = t.manifest;
+    untimed = !t.items.some((it) => it.at_us || (it.http || []).some((h) => h.at_us));
     const kv = el("dl", { class: "kv" });
     const add = (k, v) => { if (v !== undefined && v !== "" && v !== null) kv.append(el("dt", {}, k), el("dd", {}, String(v))); };
     add("ref", t.ref);
@@ -462,6 +471,7 @@
       findings(t.safety, "safety"),
       replay,
       replayedAs,
+      untimed ? el("p", { id: "untimed" }, "This run's events carry no times: " + (m.mode === "replay" ? "a replay runs on a paused clock, and measures only its tool calls on the wall clock." : "none were recorded.")) : null,
       t.truncated ? el("p", {}, "Some payloads are cut (bench traces show --full prints them whole).") : null,
       el("div", { id: "timeline" }, t.items.map(item)),
       answer
