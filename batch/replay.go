@@ -204,6 +204,9 @@ func (r *Replay) Run(ctx context.Context) (*ReplayResult, error) {
 				return nil, nil // not a run to replay
 			}
 			sc := r.Scenarios[recorded.Manifest.Scenario.ID]
+			if it.first && r.ReuseServer {
+				recs[w].Retire(r.Profile, sc) // the worker's earlier groups are done
+			}
 			rr := &replayedRun{ref: r.Refs[it.index].Name, recorded: recorded}
 			if err := r.replayOne(ctx, recs[w], clocks[w], keys, sc, rr); err != nil {
 				return nil, fmt.Errorf("replaying %s: %w", rr.ref, err)

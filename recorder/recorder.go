@@ -162,6 +162,7 @@ type Recorder struct {
 	bg       context.Context // cancelled by Close: bounds prestarts
 	stopBg   context.CancelFunc
 	starting sync.WaitGroup
+	stopping sync.WaitGroup                  // idle servers being stopped (Retire)
 	fixtures map[string]*fakecentral.Fixture // parsed once: a fake only reads its fixture
 	preps    map[*scenarios.Scenario]*scenarioPrep
 	keys     *reqkey.ToolCache // tool definitions encoded for request keys, across runs
@@ -295,6 +296,7 @@ func (r *Recorder) Close() error {
 	r.mu.Unlock()
 	r.stopBg()
 	r.starting.Wait()
+	r.stopping.Wait()
 	for _, list := range pending {
 		for _, ps := range list {
 			all = append(all, ps.slot)
@@ -372,6 +374,40 @@ func (r *Recorder) Prestart(p *Profile, sc *scenarios.Scenario) {
 		defer close(ps.done)
 		ps.slot, ps.err = r.start(r.bg, key, p, fx, writes, ps.clock.Now)
 	}()
+}
+
+// Retire stops the idle servers of every server group but sc's: a caller
+// that runs its groups one after the other (a replay's worker) calls it at
+// a group's first run, so that a finished group's server and fake Central
+// (whose state is the largest thing a run leaves in memory) do not stay
+// until Close. Servers started ahead (Prestart) are kept.
+func (r *Recorder) Retire(p *Profile, sc *scenarios.Scenario) {
+	if p == nil || sc == nil {
+		return
+	}
+	fx, err := r.fixture(sc.Fixture)
+	if err != nil {
+		return
+	}
+	keep := slotKey(p, fx, opensWriteGate(sc))
+	var stop []*slot
+	r.mu.Lock()
+	for key, list := range r.idle {
+		if key == keep {
+			continue
+		}
+		stop = append(stop, list...)
+		delete(r.idle, key)
+	}
+	r.all = slices.DeleteFunc(r.all, func(s *slot) bool { return slices.Contains(stop, s) })
+	r.stopping.Add(len(stop))
+	r.mu.Unlock()
+	for _, s := range stop {
+		go func() { // beside the run that follows; Close waits for it
+			defer r.stopping.Done()
+			s.close()
+		}()
+	}
 }
 
 // Preflight starts the fake Central and the server the next run of sc

@@ -248,6 +248,58 @@ func TestReuseServer(t *testing.T) {
 	checkNoProcess(t, helperBin(t, "central-mcp"))
 }
 
+// TestRetire runs a read and a write scenario of one fixture (two server
+// groups) on one Recorder with reuse, retires the first group at the
+// second's start and checks that the first group's server is gone before
+// Close while the second's stays and is reused.
+func TestRetire(t *testing.T) {
+	rec := New(&Options{Environ: os.Environ(), ReuseServer: true})
+	defer rec.Close()
+	p := referenceProfile(t, TransportStdio)
+	list := goldenScenarios(t, "alerts-001", "alerts-004")
+	if len(list) != 2 || opensWriteGate(list[0]) == opensWriteGate(list[1]) {
+		t.Fatalf("want a read and a write scenario, got %d", len(list))
+	}
+	read, write := list[0], list[1]
+	if _, err := rec.Run(context.Background(), oracleJob(t, read, p, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rec.Run(context.Background(), oracleJob(t, write, p, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rec.all); n != 2 {
+		t.Fatalf("%d servers before Retire, want 2", n)
+	}
+	rec.mu.Lock()
+	var retired *slot
+	for _, s := range rec.all {
+		if s.key != slotKey(p, mustFixture(t, write.Fixture), true) {
+			retired = s
+		}
+	}
+	rec.mu.Unlock()
+	rec.Retire(p, write)
+	rec.stopping.Wait()
+	if n := len(rec.all); n != 1 || rec.all[0] == retired {
+		t.Fatalf("after Retire: %d servers kept, want only the write group's", n)
+	}
+	select {
+	case <-retired.conn.proc.done: // stopped and reaped
+	default:
+		t.Errorf("the retired server (pid %d) still runs", retired.conn.proc.cmd.Process.Pid)
+	}
+	if _, err := rec.Run(context.Background(), oracleJob(t, write, p, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rec.all); n != 1 {
+		t.Errorf("%d servers after another run of the kept group, want 1", n)
+	}
+	rec.Retire(nil, nil) // nothing to go by: keeps everything
+	if n := len(rec.all); n != 1 {
+		t.Errorf("Retire(nil, nil) stopped a server")
+	}
+}
+
 // checkNoProcess fails if a process runs the executable bin.
 func checkNoProcess(t *testing.T, bin string) {
 	t.Helper()

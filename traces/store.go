@@ -81,7 +81,7 @@ type Options struct {
 	Anchors int
 	// BaseCacheBytes bounds the documents of base runs kept in memory, as
 	// dictionaries for reading and writing the runs stored against them.
-	// Default 16 MiB.
+	// Default 4 MiB.
 	BaseCacheBytes int
 	// MustExist refuses a directory that holds no store (an error wrapping
 	// ErrNoStore) instead of creating one there.
@@ -110,7 +110,7 @@ func (o *Options) withDefaults() Options {
 		out.Anchors = 4
 	}
 	if out.BaseCacheBytes <= 0 {
-		out.BaseCacheBytes = 16 << 20
+		out.BaseCacheBytes = 4 << 20
 	}
 	if out.ReadOnly {
 		out.MustExist = true
