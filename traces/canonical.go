@@ -2,7 +2,6 @@ package traces
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -35,13 +34,12 @@ func Canonical(data []byte) ([]byte, error) {
 	return c.out, nil
 }
 
-// Marshal encodes v with encoding/json and returns its canonical form.
+// Marshal returns the canonical form of v as encoding/json encodes it:
+// Canonical(json.Marshal(v)), written directly (encode.go) rather than
+// encoded and then parsed again, byte for byte the same
+// (FuzzCanonicalEncoder).
 func Marshal(v any) ([]byte, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return Canonical(b)
+	return marshal(v)
 }
 
 // ErrSyntax is wrapped by every error Canonical returns for bad input.

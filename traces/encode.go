@@ -29,29 +29,44 @@ import (
 // FuzzCanonicalEncoder hold it to Marshal.
 
 func encodeRun(r *Run) ([]byte, error) {
-	b, _, err := encodeCanonicalAs(r, 0)
+	b, _, err := encodeCanonicalAs(r, nil)
 	return b, err
 }
 
-// encodeCanonical returns Marshal(v), written directly.
+// encodeCanonical returns Marshal(v), written directly, but for the
+// fields kept beside a run (side.go), which it leaves out.
 func encodeCanonical(v any) ([]byte, error) {
-	b, _, err := encodeCanonicalAs(v, 0)
+	b, _, err := encodeCanonicalAs(v, nil)
 	return b, err
 }
 
-// encodeCanonicalAs is encodeCanonical, and reports whether the bytes
-// decode to v as it is: false when a payload was not canonical (it was
-// rewritten), a string was coerced to valid UTF-8, or encoding/json wrote a
-// value. sizeHint, when known, is about the size of the result, so that the
-// buffer is not copied on every doubling.
-func encodeCanonicalAs(v any, sizeHint int) ([]byte, bool, error) {
-	e := &encoder{out: make([]byte, 0, max(4096, sizeHint))}
+// marshal is Marshal: encodeCanonical with the side fields.
+func marshal(v any) ([]byte, error) {
+	e := &encoder{out: make([]byte, 0, 512), withSide: true}
+	e.encode(v)
+	return e.out, e.err
+}
+
+// encodeCanonicalAs is encodeCanonical appended to buf (nil: a new
+// buffer), and reports whether the bytes decode to v as it is: false when a
+// payload was not canonical (it was rewritten), a string was coerced to
+// valid UTF-8, or encoding/json wrote a value. A buf with room for about
+// the result is not copied on every doubling.
+func encodeCanonicalAs(v any, buf []byte) ([]byte, bool, error) {
+	if buf == nil {
+		buf = make([]byte, 0, 4096)
+	}
+	e := &encoder{out: buf}
+	e.encode(v)
+	return e.out, !e.changed, e.err
+}
+
+func (e *encoder) encode(v any) {
 	if rv := reflect.ValueOf(v); rv.IsValid() {
 		encoderOf(rv.Type())(e, rv)
 	} else {
 		e.out = append(e.out, "null"...)
 	}
-	return e.out, !e.changed, e.err
 }
 
 // encoder appends canonical JSON to out. depth is the nesting of the value
@@ -61,6 +76,9 @@ type encoder struct {
 	err     error
 	depth   int
 	changed bool // what was written would not decode to the value as it is
+	// withSide writes the fields tagged `trace:"side"` too, as
+	// encoding/json does (Marshal); a run's document leaves them out.
+	withSide bool
 }
 
 type encoderFunc func(e *encoder, v reflect.Value)
@@ -184,10 +202,12 @@ type field struct {
 	index int
 	omit  func(reflect.Value) bool // nil: never omitted
 	enc   encoderFunc
+	side  bool // `trace:"side"`: written only with encoder.withSide
 }
 
 // structEncoder writes a struct's fields as encoding/json names them, in
-// canonical order, except the fields kept beside a run (`trace:"side"`). A struct that needs more of encoding/json's rules than
+// canonical order (the fields kept beside a run, `trace:"side"`, only for
+// Marshal). A struct that needs more of encoding/json's rules than
 // names, "-", omitempty and omitzero goes to encoding/json.
 func structEncoder(t reflect.Type) encoderFunc {
 	var fields []field
@@ -198,8 +218,8 @@ func structEncoder(t reflect.Type) encoderFunc {
 		if sf.Anonymous {
 			return encodeWithJSON // embedding: encoding/json's promotion rules
 		}
-		if !sf.IsExported() || tag == "-" || isSide(sf) {
-			continue // side fields are kept beside the run (side.go)
+		if !sf.IsExported() || tag == "-" {
+			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")
 		opt := func(o string) bool { return slices.Contains(strings.Split(opts, ","), o) }
@@ -212,7 +232,7 @@ func structEncoder(t reflect.Type) encoderFunc {
 			return encodeWithJSON
 		}
 		names = append(names, name)
-		f := field{name: name, key: append(appendString(nil, name), ':'), index: i, enc: encoderOf(sf.Type)}
+		f := field{name: name, key: append(appendString(nil, name), ':'), index: i, enc: encoderOf(sf.Type), side: isSide(sf)}
 		isEmpty, isZero := emptyFunc(sf.Type), zeroFunc(sf.Type)
 		switch empty, zero := opt("omitempty"), opt("omitzero"); {
 		case empty && zero:
@@ -231,6 +251,9 @@ func structEncoder(t reflect.Type) encoderFunc {
 		first := true
 		for i := range fields {
 			f := &fields[i]
+			if f.side && !e.withSide {
+				continue // kept beside the run (side.go)
+			}
 			fv := v.Field(f.index)
 			if f.omit != nil && f.omit(fv) {
 				continue

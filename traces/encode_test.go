@@ -47,7 +47,7 @@ func checkEncodeRun(t *testing.T, r *Run) {
 	t.Helper()
 	// The document leaves out the side fields (side.go).
 	checkEncodeAs(t, r, r.withoutSide())
-	doc, err := Marshal(r) // with them: as runs stored before 2026-12-01 have them
+	doc, err := marshalStd(r) // with them: as runs stored before 2026-12-01 have them
 	if err != nil {
 		return
 	}
@@ -89,16 +89,26 @@ func checkEncode(t *testing.T, v any) {
 	checkEncodeAs(t, v, v)
 }
 
-// checkEncodeAs holds encodeCanonical(v) to Marshal(as).
+// checkEncodeAs holds encodeCanonical(v) to Marshal(as) as encoding/json
+// and Canonical give it.
 func checkEncodeAs(t *testing.T, v, as any) {
 	t.Helper()
-	want, errW := Marshal(as)
+	want, errW := marshalStd(as)
 	got, errG := encodeCanonical(v)
 	if (errW == nil) != (errG == nil) {
 		t.Fatalf("encodeCanonical error %v, Marshal error %v", errG, errW)
 	}
 	if errW == nil && !bytes.Equal(got, want) {
 		t.Fatalf("encodeCanonical differs from Marshal:\n got %s\nwant %s", got, want)
+	}
+	// Marshal itself, side fields and all.
+	want, errW = marshalStd(v)
+	got, errG = Marshal(v)
+	if (errW == nil) != (errG == nil) {
+		t.Fatalf("Marshal error %v, encoding/json and Canonical error %v", errG, errW)
+	}
+	if errW == nil && !bytes.Equal(got, want) {
+		t.Fatalf("Marshal differs from encoding/json and Canonical:\n got %s\nwant %s", got, want)
 	}
 }
 
@@ -511,4 +521,14 @@ func (r *Run) withoutSide() *Run {
 		}
 	}
 	return c
+}
+
+// marshalStd is what Marshal returns, by the definition: encoding/json,
+// then Canonical. The encoder is held to it.
+func marshalStd(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return Canonical(b)
 }

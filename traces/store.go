@@ -510,6 +510,7 @@ func ParseRunRef(name string) (RunRefParts, bool) {
 // already keeps the record it has (its start time and stderr).
 func (s *Store) PutRun(run *Run, refs ...string) (ID, error) {
 	st, err := s.putRun(run, refs, pebble.Sync, s.opts.CompressionLevel)
+	st.release()
 	return st.id, err
 }
 
@@ -519,6 +520,7 @@ func (s *Store) PutRun(run *Run, refs ...string) (ID, error) {
 // Sync (or a later PutRun) makes every earlier write durable.
 func (s *Store) PutRunNoSync(run *Run, refs ...string) (ID, error) {
 	st, err := s.putRun(run, refs, pebble.NoSync, s.opts.NoSyncLevel)
+	st.release()
 	return st.id, err
 }
 
@@ -534,6 +536,7 @@ func (s *Store) PutRunNoSyncRead(run *Run, refs ...string) (*Run, error) {
 	if st.same {
 		// Every payload was canonical already: the run is what a read
 		// would return, and need not be decoded again.
+		st.release()
 		out := &Run{Manifest: run.Manifest, Events: slices.Clone(run.Events)}
 		out.Manifest.RunID = id
 		out.Manifest.StartedAt = run.Manifest.StartedAt.UTC()
@@ -567,6 +570,9 @@ type stored struct {
 	id        ID
 	doc, side []byte
 	same      bool
+	// scratch is the buffer of doc and side when nothing else holds it
+	// (the run did not become a base): release recycles it.
+	scratch []byte
 }
 
 // putRun stores run.
@@ -579,15 +585,18 @@ func (s *Store) putRun(run *Run, refs []string, sync *pebble.WriteOptions, level
 			return stored{}, err
 		}
 	}
-	doc, same, err := run.documentAs(int(s.docSize.Load()) * 5 / 4)
+	side, sideSame, sideErr := run.side()
+	// The document is written into a buffer with room for what is kept
+	// beside it, so that the plaintext is not a copy of the two.
+	buf := docBuffers.get(int(s.docSize.Load())*5/4 + len(side))
+	doc, same, err := run.documentAs(buf)
 	if err != nil {
 		return stored{}, err
+	}
+	if sideErr != nil {
+		return stored{}, sideErr
 	}
 	s.docSize.Store(int64(len(doc)))
-	side, sideSame, err := run.side()
-	if err != nil {
-		return stored{}, err
-	}
 	same = same && sideSame
 	var startedAt time.Time
 	if !run.Manifest.StartedAt.IsZero() {
@@ -595,7 +604,7 @@ func (s *Store) putRun(run *Run, refs []string, sync *pebble.WriteOptions, level
 	}
 	plain := doc
 	if len(side) > 0 {
-		plain = append(doc[:len(doc):len(doc)], side...)
+		plain = append(doc, side...)
 	}
 	tx := s.codec.begin(level)
 	defer tx.abort()
@@ -603,11 +612,48 @@ func (s *Store) putRun(run *Run, refs []string, sync *pebble.WriteOptions, level
 	if err != nil {
 		return stored{}, fmt.Errorf("storing run: %w", err)
 	}
+	kept := len(tx.plains) > 0 // the run became a base: the codec keeps plain
 	if err := tx.commit(sync); err != nil {
 		return stored{}, fmt.Errorf("storing run: %w", err)
 	}
 	run.Manifest.RunID = id
-	return stored{id: id, doc: doc, side: side, same: same}, nil
+	st := stored{id: id, doc: doc, side: side, same: same}
+	if !kept {
+		st.scratch = plain
+	}
+	return st, nil
+}
+
+// release gives the buffer of what putRun wrote back for the next put,
+// once nothing holds the document: a replay stores thousands of runs the
+// store has already, and writing each into a new buffer made a fifth of
+// what it allocated.
+func (st *stored) release() {
+	if st.scratch != nil {
+		docBuffers.put(st.scratch)
+		st.scratch, st.doc = nil, nil
+	}
+}
+
+// docBuffers are buffers for the documents putRun writes.
+var docBuffers bufferPool
+
+// bufferPool is a sync.Pool of byte buffers, within a bound on the size of
+// one.
+type bufferPool struct{ p sync.Pool }
+
+func (b *bufferPool) get(n int) []byte {
+	if p, ok := b.p.Get().(*[]byte); ok && cap(*p) >= n {
+		return (*p)[:0]
+	}
+	return make([]byte, 0, max(4096, n))
+}
+
+func (b *bufferPool) put(buf []byte) {
+	if cap(buf) <= 4<<20 {
+		buf = buf[:0]
+		b.p.Put(&buf)
+	}
 }
 
 // GetRun loads the run with the given ID, verified: its document hashes
