@@ -543,3 +543,30 @@ func TestResetRebuildsOnlyAfterWrites(t *testing.T) {
 		t.Errorf("after Reset the write is still visible: %d %s", code, b)
 	}
 }
+
+// TestFakesSharePristineViews starts two fakes of one fixture: they share
+// the views rendered for the fixture's state (built once), and a write to
+// one rebuilds its own views only.
+func TestFakesSharePristineViews(t *testing.T) {
+	fx, err := LoadFixture("site-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := New(&Options{Fixture: fx}), New(&Options{Fixture: fx})
+	if a.st.view("wlans") != b.st.view("wlans") {
+		t.Fatal("two fakes of one fixture rendered its views twice")
+	}
+	_, _, before := do(t, b, "GET", "/network-monitoring/v1/wlans/Corp-Net", "")
+	if code, _, body := do(t, a, "PATCH", "/network-config/v1alpha1/wlan-ssids/Corp-Net", `{"vlan-id-range":["20"]}`); code/100 != 2 {
+		t.Fatalf("write: %d %s", code, body)
+	}
+	if _, _, got := do(t, a, "GET", "/network-monitoring/v1/wlans/Corp-Net", ""); bytes.Equal(got, before) {
+		t.Errorf("the write is not visible on the fake written to: %s", got)
+	}
+	if _, _, got := do(t, b, "GET", "/network-monitoring/v1/wlans/Corp-Net", ""); !bytes.Equal(got, before) {
+		t.Errorf("a write to one fake changed another's answer:\n%s\n%s", before, got)
+	}
+	if c := New(&Options{Fixture: fx}); c.st.view("wlans") != b.st.view("wlans") {
+		t.Error("a fake started after a write to another does not share the fixture's views")
+	}
+}

@@ -116,7 +116,12 @@ func newState(fx *Fixture) *state {
 		st.health[h.Serial] = &h
 	}
 	st.seedConfig()
-	st.rebuild()
+	if p := fx.pristine; p != nil {
+		p.once.Do(func() { st.rebuild(); p.views, p.sel = st.views, st.selCache })
+		st.views, st.selCache = p.views, p.sel
+	} else {
+		st.rebuild()
+	}
 	return st
 }
 
