@@ -104,9 +104,13 @@ var (
 	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
 )
 
+var numberType = reflect.TypeFor[json.Number]()
+
 func newEncoder(t reflect.Type) encoderFunc {
 	implements := func(i reflect.Type) bool { return t.Implements(i) || reflect.PointerTo(t).Implements(i) }
 	switch {
+	case t == numberType: // a string that encoding/json writes as the number it holds
+		return encodeWithJSON
 	case t == rawMessageType:
 		return func(e *encoder, v reflect.Value) {
 			if v.IsNil() {

@@ -532,3 +532,20 @@ func marshalStd(v any) ([]byte, error) {
 	}
 	return Canonical(b)
 }
+
+// TestEncodeNumber holds json.Number, a string that encoding/json writes as
+// the number it holds (a decoder's UseNumber makes them), to Marshal: in a
+// field, in an interface and in a map, valid and not.
+func TestEncodeNumber(t *testing.T) {
+	type withNumber struct {
+		N json.Number `json:"n"`
+		A any         `json:"a"`
+	}
+	for _, n := range []json.Number{"1", "-0.50", "1e3", "12345678901234567890", "", "x1"} {
+		checkEncode(t, withNumber{N: n, A: n})
+		checkEncode(t, map[string]any{"n": n, "list": []any{n, json.Number("2")}})
+	}
+	if b, err := Marshal(map[string]any{"ms": json.Number("1")}); err != nil || string(b) != `{"ms":1}` {
+		t.Errorf(`Marshal of json.Number("1") = %s, %v; want {"ms":1}`, b, err)
+	}
+}
