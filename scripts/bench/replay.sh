@@ -9,7 +9,8 @@
 # scoring. Measured in this one run, FLOOR_REPS times each, floor and bench
 # interleaved so that the machine's noise hits both:
 #   bench replay --stage core, with --reuse-server and fresh, over the runs
-#     recorded once per scenario (98) and FLOOR_BIG_RUNS times (980);
+#     recorded once per scenario (220 in the core stage) and FLOOR_BIG_RUNS
+#     times (2,200);
 #   bench record --stage core --runs 1, with --reuse-server and fresh,
 #     against the floor of the calls that recording made.
 # Each row: wall time of bench (the whole process, measured outside it) over
@@ -17,11 +18,18 @@
 # bench's own CPU per run, (bench CPU - floor CPU) / runs: CPU is each
 # process's getrusage(RUSAGE_SELF) (bench --stats), servers excluded, the
 # fake Central (in process in both) included in both. min/median/max.
-# Targets: replay --reuse-server <= 1.2x at 98 runs and <= 1.3x at 980;
+# Targets (the issue set them at 98 and 980 runs, the core stage then):
+# replay --reuse-server <= 1.2x over one run a scenario and <= 1.3x over ten;
 # fresh replay and record <= 1.2x; bench's CPU <= 1 ms per replayed run.
+# The fresh replay is measured with the kernel sandbox (the default where
+# the kernel allows it) and, over the small store, without it (--isolation
+# proxy): the floor starts its servers unconfined. bench exits 1 on these
+# stores: the gate's absolute bars (task success >= 0.80) fail for the
+# baseline model, and a fresh replay of a --reuse-server recording also
+# counts each server's token fetch, which a reused server did once.
 #
 # Memory: peak RSS of bench replay --reuse-server over one suite of the
-# 980-run store and over all of it. Target: within 20%.
+# ten-run store and over all of it. Target: within 20%.
 #
 # FLOOR_REPS (default 3) and FLOOR_BIG_RUNS (default 10) override the counts.
 # Needs /usr/bin/time for RSS, and jq or python3 for the call-count check.
@@ -72,9 +80,10 @@ row() {
   echo "$runs $calls $fw $3 $fc $bc $2 $fixed" >> "$tmp/rows-$1"
 }
 
-# replay_pairs id store runs-file flags [rss]: with rss, bench's peak RSS
-# goes to $tmp/rss-<id> (/usr/bin/time; its own start-up is well under a
-# millisecond of the wall time).
+# replay_pairs id store runs-file flags [rss] [bench-flags]: with rss,
+# bench's peak RSS goes to $tmp/rss-<id> (/usr/bin/time; its own start-up
+# is well under a millisecond of the wall time); bench-flags go to bench
+# alone.
 replay_pairs() {
   local code t0 t1 time=()
   echo "  $1"
@@ -84,7 +93,7 @@ replay_pairs() {
     code=0
     t0=$(now_us)
     # shellcheck disable=SC2086
-    "${time[@]}" "$B" --store "$2" --stats "$tmp/stats.json" replay $CORE --latency-resolution 1us --format json $4 \
+    "${time[@]}" "$B" --store "$2" --stats "$tmp/stats.json" replay $CORE --latency-resolution 1us --format json $4 ${6:-} \
       > /dev/null 2> "$tmp/err" || code=$?
     t1=$(now_us)
     grep -q '^replayed ' "$tmp/err" || { echo "bench replay failed ($1):"; tail -n 5 "$tmp/err"; exit 1; }
@@ -121,6 +130,9 @@ echo "recording the core stage once and ${BIG} times (baseline model, reference 
 echo "measuring ${REPS} times each, floor and bench interleaved..."
 replay_pairs replay-reuse-1 "$tmp/s1" "$tmp/runs1.json" "--reuse-server"
 replay_pairs replay-fresh-1 "$tmp/s1" "$tmp/runs1.json" ""
+# The same without the kernel sandbox (the floor has none): what the
+# namespaces cost a fresh server.
+replay_pairs replay-fresh-proxy-1 "$tmp/s1" "$tmp/runs1.json" "" "" "--isolation proxy"
 replay_pairs replay-reuse-big "$tmp/sbig" "$tmp/runsbig.json" "--reuse-server" rss
 replay_pairs replay-fresh-big "$tmp/sbig" "$tmp/runsbig.json" ""
 record_pairs record-reuse "--reuse-server"
@@ -138,11 +150,12 @@ echo "against the fair floor (scripts/bench/floor: the same calls, server and fa
 echo "started while the run before executes, as bench does); ${REPS} measurements each"
 printf '%-22s %5s %5s  %-17s  %-17s  %-17s  %-20s  %s\n' "" runs calls "floor wall s" "bench/floor wall" "bench CPU ms/run" "fixed cost ms" "target"
 printf '%-22s %5s %5s  %-17s  %-17s  %-17s  %-20s\n' "" "" "" "min/median/max" "min/median/max" "min/median/max" "min/median/max"
-for id in replay-reuse-1 replay-reuse-big replay-fresh-1 replay-fresh-big record-reuse record-fresh; do
+for id in replay-reuse-1 replay-reuse-big replay-fresh-1 replay-fresh-proxy-1 replay-fresh-big record-reuse record-fresh; do
   f="$tmp/rows-$id"
   case $id in
     replay-reuse-1) label="replay --reuse-server" target="<= 1.2x, <= 1 ms, fixed <= 100 ms" ;;
     replay-reuse-big) label="replay --reuse-server" target="<= 1.3x, <= 1 ms, fixed <= 100 ms" ;;
+    replay-fresh-proxy-1) label="  --isolation proxy" target="(no kernel sandbox, as the floor)" ;;
     replay-fresh-*) label="replay (fresh)" target="<= 1.2x, <= 1 ms, fixed <= 100 ms" ;;
     record-reuse) label="record --reuse-server" target="<= 1.2x" ;;
     record-fresh) label="record (fresh)" target="<= 1.2x" ;;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Memory of `bench report` (issue 8): peak RSS of the scoreboard over the
-# core stage recorded once (98 runs) and REPORT_RSS_RUNS times (default 51:
-# 4,998 runs, about a minute to record), in every output format, each the
+# core stage recorded once (one run a scenario) and REPORT_RSS_RUNS times
+# (default: enough for about 5,000 runs, 23 with the core stage's 220
+# scenarios; a minute or two to record), in every output format, each the
 # median of REPORT_RSS_REPEAT runs (default 5; RSS moves by some MB from
 # one run to the next with the GC's timing).
 # Target: <= 150 MB at ~5,000 runs, and within 1.3x of the 98-run value.
@@ -9,7 +10,7 @@
 # bench report scores each run as it reads it and keeps a summary of it
 # (its metrics, for --format json). What stays is the process's baseline
 # (30 MB for bench version; the tokenizer's vocabulary, the scenarios and
-# fixtures, the store opened), the store's caches, bounded (16 MiB of base
+# fixtures, the store opened), the store's caches, bounded (4 MiB of base
 # runs' documents; pebble's block cache, 1 MiB), and the summaries (some
 # 350 bytes a run; 1 KB for json). bench's soft memory limit (96 MiB,
 # GOMEMLIMIT overrides it) keeps the collector from letting the heap grow
@@ -18,7 +19,7 @@
 # Needs /usr/bin/time (GNU time).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-LARGE=${REPORT_RSS_RUNS:-51}
+LARGE=${REPORT_RSS_RUNS:-}
 REPEAT=${REPORT_RSS_REPEAT:-5}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -35,8 +36,9 @@ record() { # store, runs per scenario
     --reuse-server --runs "$2" > "$tmp/record.log" 2>&1 || { cat "$tmp/record.log" >&2; exit 1; }
   "$B" --store "$1" traces ls | wc -l
 }
-echo "recording the core stage once and ${LARGE} times (baseline model, reference server)..."
 small_n=$(record "$tmp/small" 1)
+[ -n "$LARGE" ] || LARGE=$(( (5000 + small_n - 1) / small_n ))
+echo "recorded the core stage once ($small_n runs); recording it ${LARGE} times (baseline model, reference server)..."
 large_n=$(record "$tmp/large" "$LARGE")
 echo "stores: $(du -sh "$tmp/small" | cut -f1) ($small_n runs), $(du -sh "$tmp/large" | cut -f1) ($large_n runs)"
 
