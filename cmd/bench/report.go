@@ -77,6 +77,7 @@ not followed.`,
   bench report --release 1.2.0 --from golden/ --out-dir docs`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			setMemoryLimit(readMemoryLimit)
 			opts.runsSet = cmd.Flags().Changed("runs")
 			return runReport(cmd.Context(), a, opts)
 		},
