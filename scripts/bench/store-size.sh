@@ -2,9 +2,10 @@
 # Store size against zstd -19 (issue 14, item 6).
 #
 # Records the core stage STORE_RUNS times over (default "10 50": 2,200 and
-# 11,000 runs with its 220 scenarios, 980 and 4,900 when it had 98; baseline model, reference server, --reuse-server) into a fresh
-# store each, then compares every byte of the store's directory (pebble's
-# own files included; no gc) with zstd -19 and gzip -9 of the same runs as
+# 11,000 runs with its 220 scenarios, 980 and 4,900 when it had 98;
+# baseline model, reference server, --reuse-server) into a fresh store
+# each, then compares every byte of the store's directory (pebble's own
+# files included; no gc) with zstd -19 and gzip -9 of the same runs as
 # JSON lines (bench traces show --json, one compact run per line).
 # Target: the store at most 2x zstd -19. Also times loading one run
 # (bench traces show of one ref, median of 5, the process's start-up
