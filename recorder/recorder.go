@@ -351,15 +351,11 @@ func (h *heldClock) hand(now func() time.Time) {
 // starting already. A prestart that fails is dropped and Run starts the
 // server itself (recording the failure). Close stops what was not taken.
 func (r *Recorder) Prestart(p *Profile, sc *scenarios.Scenario) {
-	if p == nil || sc == nil {
-		return
-	}
-	fx, err := r.fixture(sc.Fixture)
-	if err != nil {
+	key, fx, ok := r.groupOf(p, sc)
+	if !ok {
 		return
 	}
 	writes := opensWriteGate(sc)
-	key := slotKey(p, fx, writes)
 	r.mu.Lock()
 	if r.closed || (r.opts.ReuseServer && (len(r.idle[key]) > 0 || len(r.pending[key]) > 0)) {
 		r.mu.Unlock()
@@ -382,14 +378,10 @@ func (r *Recorder) Prestart(p *Profile, sc *scenarios.Scenario) {
 // (whose state is the largest thing a run leaves in memory) do not stay
 // until Close. Servers started ahead (Prestart) are kept.
 func (r *Recorder) Retire(p *Profile, sc *scenarios.Scenario) {
-	if p == nil || sc == nil {
+	keep, _, ok := r.groupOf(p, sc)
+	if !ok {
 		return
 	}
-	fx, err := r.fixture(sc.Fixture)
-	if err != nil {
-		return
-	}
-	keep := slotKey(p, fx, opensWriteGate(sc))
 	var stop []*slot
 	r.mu.Lock()
 	for key, list := range r.idle {
@@ -408,6 +400,20 @@ func (r *Recorder) Retire(p *Profile, sc *scenarios.Scenario) {
 			s.close()
 		}()
 	}
+}
+
+// groupOf returns the slot key of sc's server group on p and its fixture;
+// ok is false when there is none to go by (no profile or scenario, or a
+// fixture that does not load: Run reports that).
+func (r *Recorder) groupOf(p *Profile, sc *scenarios.Scenario) (key string, fx *fakecentral.Fixture, ok bool) {
+	if p == nil || sc == nil {
+		return "", nil, false
+	}
+	fx, err := r.fixture(sc.Fixture)
+	if err != nil {
+		return "", nil, false
+	}
+	return slotKey(p, fx, opensWriteGate(sc)), fx, true
 }
 
 // Preflight starts the fake Central and the server the next run of sc
