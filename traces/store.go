@@ -141,6 +141,8 @@ type Store struct {
 	db   *pebble.DB
 	lock *os.File
 	opts Options
+	// bufs are buffers for the documents putRun writes (stored.release).
+	bufs bufferPool
 	// snap is the directory of the snapshot a ReadOnly store reads, removed
 	// on Close.
 	snap string
@@ -510,7 +512,7 @@ func ParseRunRef(name string) (RunRefParts, bool) {
 // already keeps the record it has (its start time and stderr).
 func (s *Store) PutRun(run *Run, refs ...string) (ID, error) {
 	st, err := s.putRun(run, refs, pebble.Sync, s.opts.CompressionLevel)
-	st.release()
+	s.release(&st)
 	return st.id, err
 }
 
@@ -520,7 +522,7 @@ func (s *Store) PutRun(run *Run, refs ...string) (ID, error) {
 // Sync (or a later PutRun) makes every earlier write durable.
 func (s *Store) PutRunNoSync(run *Run, refs ...string) (ID, error) {
 	st, err := s.putRun(run, refs, pebble.NoSync, s.opts.NoSyncLevel)
-	st.release()
+	s.release(&st)
 	return st.id, err
 }
 
@@ -536,7 +538,7 @@ func (s *Store) PutRunNoSyncRead(run *Run, refs ...string) (*Run, error) {
 	if st.same {
 		// Every payload was canonical already: the run is what a read
 		// would return, and need not be decoded again.
-		st.release()
+		s.release(&st)
 		out := &Run{Manifest: run.Manifest, Events: slices.Clone(run.Events)}
 		out.Manifest.RunID = id
 		out.Manifest.StartedAt = run.Manifest.StartedAt.UTC()
@@ -571,7 +573,7 @@ type stored struct {
 	doc, side []byte
 	same      bool
 	// scratch is the buffer of doc and side when nothing else holds it
-	// (the run did not become a base): release recycles it.
+	// (the run did not become a base): Store.release recycles it.
 	scratch []byte
 }
 
@@ -588,7 +590,7 @@ func (s *Store) putRun(run *Run, refs []string, sync *pebble.WriteOptions, level
 	side, sideSame, sideErr := run.side()
 	// The document is written into a buffer with room for what is kept
 	// beside it, so that the plaintext is not a copy of the two.
-	buf := docBuffers.get(int(s.docSize.Load())*5/4 + len(side))
+	buf := s.bufs.get(int(s.docSize.Load())*5/4 + len(side))
 	doc, same, err := run.documentAs(buf)
 	if err != nil {
 		return stored{}, err
@@ -628,15 +630,12 @@ func (s *Store) putRun(run *Run, refs []string, sync *pebble.WriteOptions, level
 // once nothing holds the document: a replay stores thousands of runs the
 // store has already, and writing each into a new buffer made a fifth of
 // what it allocated.
-func (st *stored) release() {
+func (s *Store) release(st *stored) {
 	if st.scratch != nil {
-		docBuffers.put(st.scratch)
+		s.bufs.put(st.scratch)
 		st.scratch, st.doc = nil, nil
 	}
 }
-
-// docBuffers are buffers for the documents putRun writes.
-var docBuffers bufferPool
 
 // bufferPool is a sync.Pool of byte buffers, within a bound on the size of
 // one.
