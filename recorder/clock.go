@@ -151,12 +151,6 @@ func (o *Options) clockPlan(p *Profile) ClockPlan {
 	return PlanClock(p, o.Environ)
 }
 
-// pinClock returns the environment of a server of p started for a run
-// whose fake Central serves a fixture fixed at now.
-func (o *Options) pinClock(p *Profile, env []string, now time.Time) []string {
-	return o.clockPlan(p).Env(env, now)
-}
-
 // progKind is what kind of program a command runs.
 type progKind int
 

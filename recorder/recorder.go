@@ -166,6 +166,7 @@ type Recorder struct {
 	fixtures map[string]*fakecentral.Fixture // parsed once: a fake only reads its fixture
 	preps    map[*scenarios.Scenario]*scenarioPrep
 	keys     *reqkey.ToolCache // tool definitions encoded for request keys, across runs
+	plans    sync.Map          // profile hash and dir -> ClockPlan (clockPlan)
 }
 
 // fixture loads a fixture bundle once per Recorder.
@@ -400,6 +401,19 @@ func (r *Recorder) Retire(p *Profile, sc *scenarios.Scenario) {
 			s.close()
 		}()
 	}
+}
+
+// clockPlan is Options.clockPlan worked out once per profile: it reads the
+// server's program (an ELF parse, some 0.1 ms), and every run and server
+// start asks for it.
+func (r *Recorder) clockPlan(p *Profile) ClockPlan {
+	key := p.Hash() + "\x00" + p.Dir
+	if c, ok := r.plans.Load(key); ok {
+		return c.(ClockPlan)
+	}
+	c := r.opts.clockPlan(p)
+	r.plans.Store(key, c)
+	return c
 }
 
 // groupOf returns the slot key of sc's server group on p and its fixture;
@@ -650,7 +664,7 @@ func (r *Recorder) attempt(ctx context.Context, job *Job) (*traces.Run, *NoResul
 		Server: traces.ServerRef{Name: p.Name, Repo: p.Repo, SHA: p.SHA, ProfileHash: p.Hash(), VariantOf: p.VariantOf, Routes: p.Adapter.Routes},
 		Model:  mref, RunIndex: job.RunIndex,
 		Fixture: traces.FixtureRef{Name: sc.Fixture, Hash: fx.Version()},
-		Harness: o.Harness, SystemPrompt: SystemPromptID(), Clock: o.clockPlan(p).Manifest,
+		Harness: o.Harness, SystemPrompt: SystemPromptID(), Clock: r.clockPlan(p).Manifest,
 	}}
 	rc := &capture{start: start}
 	ctx, cancel := context.WithTimeout(ctx, o.RunTimeout)
@@ -908,7 +922,7 @@ func (r *Recorder) start(ctx context.Context, key string, p *Profile, fx *fakece
 		}
 	}
 	s.withheld = withheld(r.opts.Environ, pass, env)
-	env = r.opts.pinClock(p, env, fx.Now())
+	env = r.clockPlan(p).Env(env, fx.Now())
 	cf, iso, err := r.confine(fake)
 	if err != nil {
 		return s, fmt.Errorf("server %s: %w", p.Name, err)
