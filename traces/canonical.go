@@ -39,7 +39,9 @@ func Canonical(data []byte) ([]byte, error) {
 // encoded and then parsed again, byte for byte the same
 // (FuzzCanonicalEncoder).
 func Marshal(v any) ([]byte, error) {
-	return marshal(v)
+	e := &encoder{out: make([]byte, 0, 512), withSide: true} // side fields too, as encoding/json writes them
+	e.encode(v)
+	return e.out, e.err
 }
 
 // ErrSyntax is wrapped by every error Canonical returns for bad input.

@@ -40,13 +40,6 @@ func encodeCanonical(v any) ([]byte, error) {
 	return b, err
 }
 
-// marshal is Marshal: encodeCanonical with the side fields.
-func marshal(v any) ([]byte, error) {
-	e := &encoder{out: make([]byte, 0, 512), withSide: true}
-	e.encode(v)
-	return e.out, e.err
-}
-
 // encodeCanonicalAs is encodeCanonical appended to buf (nil: a new
 // buffer), and reports whether the bytes decode to v as it is: false when a
 // payload was not canonical (it was rewritten), a string was coerced to
