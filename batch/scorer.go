@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/mcpbench/bench/fakecentral"
 	"github.com/mcpbench/bench/recorder"
@@ -82,9 +81,9 @@ func (s *Scorer) options(fixture string) (*scoring.Options, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNotScorable, err)
 	}
-	now := fx.Now()
-	c := fakecentral.New(&fakecentral.Options{Fixture: fx, Now: func() time.Time { return now }})
-	o := &scoring.Options{Now: now, Secrets: c.Secrets(), CountTokens: s.tokens.Count, Tokenizer: recorder.Tokenizer, Cache: s.cache}
+	// What a fake of the fixture would call its secrets, without building
+	// one (its state is the costly part of a start).
+	o := &scoring.Options{Now: fx.Now(), Secrets: append(fx.Secrets(), fx.Token()), CountTokens: s.tokens.Count, Tokenizer: recorder.Tokenizer, Cache: s.cache}
 	s.fixtures[fixture] = o
 	return o, nil
 }

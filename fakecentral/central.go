@@ -49,8 +49,7 @@ func New(opts *Options) *Central {
 	if o.Fixture == nil {
 		o.Fixture = MustLoadFixture("site-a")
 	}
-	sum := sha256.Sum256([]byte("fakecentral-token|" + o.Fixture.Version()))
-	c := &Central{opts: o, fx: o.Fixture, token: "fc1." + hex.EncodeToString(sum[:20])}
+	c := &Central{opts: o, fx: o.Fixture, token: o.Fixture.Token()}
 	for k := range o.ClassOverrides {
 		c.overrideKeys = append(c.overrideKeys, k)
 	}

@@ -273,6 +273,14 @@ func (f *Fixture) Now() time.Time { return f.now }
 // Version is the bundle's content hash, "sha256:<hex>" of its bytes.
 func (f *Fixture) Version() string { return f.version }
 
+// Token is the access token a fake Central of this bundle issues
+// (Central.Token): derived from the bundle's version, so it is known
+// without starting one.
+func (f *Fixture) Token() string {
+	sum := sha256.Sum256([]byte("fakecentral-token|" + f.version))
+	return "fc1." + hex.EncodeToString(sum[:20])
+}
+
 // Source says where the bundle came from ("embedded:site-a" or a path).
 func (f *Fixture) Source() string { return f.source }
 

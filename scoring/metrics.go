@@ -43,16 +43,28 @@ type Options struct {
 
 // Cache holds what Score works out once for many runs. It is safe for
 // concurrent use and bounded.
+//
+// A list is remembered whole, and each of its tools by itself: the lists of
+// one server differ from scenario to scenario in their last tool only
+// (submit_result, which carries the scenario's result schema), so a batch
+// of many scenarios reads and counts each of the server's tools once.
 type Cache struct {
 	tools  memo[map[string]toolInfo] // a tool list's tools
 	tokens memo[int]                 // a tool list's tokens
 	defs   memo[*ToolDefinitions]    // a tool list's tokens per tool
+	tool   memo[namedTool]           // one tool's definition: its name and info
+	def    memo[ToolTokens]          // one tool's definition: its tokens
 }
 
 // NewCache returns an empty cache.
 func NewCache() *Cache {
-	return &Cache{tools: memo[map[string]toolInfo]{max: 64}, tokens: memo[int]{max: 256}, defs: memo[*ToolDefinitions]{max: 64}}
+	return &Cache{tools: memo[map[string]toolInfo]{max: 64}, tokens: memo[int]{max: 256}, defs: memo[*ToolDefinitions]{max: 64},
+		tool: memo[namedTool]{max: toolMemoMax}, def: memo[ToolTokens]{max: toolMemoMax}}
 }
+
+// toolMemoMax bounds the tools a Cache remembers one by one (a tool is a
+// few hundred bytes to a few kilobytes).
+const toolMemoMax = 2048
 
 // countTokens is count(b), once per tool list: the tool definitions of every
 // turn of every run of a server are the same bytes.
@@ -326,23 +338,59 @@ func (c *Cache) readTools(raw json.RawMessage) map[string]toolInfo {
 	if c == nil {
 		return parseTools(raw)
 	}
-	return c.tools.get(raw, parseTools)
+	return c.tools.get(raw, func(raw []byte) map[string]toolInfo {
+		elems, ok := traces.CanonicalElements(raw)
+		if !ok || !json.Valid(raw) {
+			return parseTools(raw)
+		}
+		out := make(map[string]toolInfo, len(elems))
+		for _, e := range elems {
+			t := c.tool.get(e, parseTool)
+			if !t.ok { // as parseTools has it: a list with a tool it cannot read is read as none
+				return parseTools(raw)
+			}
+			out[t.name] = t.info
+		}
+		return out
+	})
+}
+
+// toolDecl is what scoring decodes of a tool's definition.
+type toolDecl struct {
+	Name        string `json:"name"`
+	Annotations *struct {
+		DestructiveHint *bool `json:"destructiveHint"`
+	} `json:"annotations"`
+}
+
+func (t *toolDecl) info() toolInfo {
+	return toolInfo{destructive: t.Annotations != nil && t.Annotations.DestructiveHint != nil && *t.Annotations.DestructiveHint}
+}
+
+// namedTool is one tool read by itself: its name and info, and whether it
+// could be read.
+type namedTool struct {
+	name string
+	info toolInfo
+	ok   bool
+}
+
+func parseTool(raw []byte) namedTool {
+	var t toolDecl
+	if json.Unmarshal(raw, &t) != nil {
+		return namedTool{}
+	}
+	return namedTool{name: t.Name, info: t.info(), ok: true}
 }
 
 func parseTools(raw []byte) map[string]toolInfo {
-	var list []struct {
-		Name        string `json:"name"`
-		Annotations *struct {
-			DestructiveHint *bool `json:"destructiveHint"`
-		} `json:"annotations"`
-	}
+	var list []toolDecl
 	out := map[string]toolInfo{}
 	if json.Unmarshal(raw, &list) != nil {
 		return out
 	}
-	for _, t := range list {
-		d := t.Annotations != nil && t.Annotations.DestructiveHint != nil && *t.Annotations.DestructiveHint
-		out[t.Name] = toolInfo{destructive: d}
+	for i := range list {
+		out[list[i].Name] = list[i].info()
 	}
 	return out
 }

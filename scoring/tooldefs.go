@@ -52,7 +52,7 @@ func (c *Cache) ToolDefinitionsOf(run *traces.Run, count func([]byte) int) (*Too
 		if c == nil {
 			d = measureTools(tools, count)
 		} else {
-			d = c.defs.get(tools, func(b []byte) *ToolDefinitions { return measureTools(b, count) })
+			d = c.defs.get(tools, func(b []byte) *ToolDefinitions { return c.measureTools(b, count) })
 		}
 		cp := *d // shared by every run of the list: the server's name is the copy's
 		cp.Server = run.Manifest.Server.Name
@@ -93,27 +93,51 @@ func MeasureToolList(server string, tools []byte, count func([]byte) int) (*Tool
 }
 
 func measureTools(tools []byte, count func([]byte) int) *ToolDefinitions {
-	var list []json.RawMessage
+	return (*Cache)(nil).measureTools(tools, count)
+}
+
+// measureTools measures each tool of a list; with a cache, each distinct
+// tool once (the lists of a server's scenarios share all but the last).
+func (c *Cache) measureTools(tools []byte, count func([]byte) int) *ToolDefinitions {
 	d := &ToolDefinitions{Tools: []ToolTokens{}}
-	if json.Unmarshal(tools, &list) != nil {
-		return d
+	list, ok := traces.CanonicalElements(tools)
+	if !ok || !json.Valid(tools) { // not canonical: decoded
+		var raws []json.RawMessage
+		if json.Unmarshal(tools, &raws) != nil {
+			return d
+		}
+		list = list[:0]
+		for _, r := range raws {
+			list = append(list, r)
+		}
 	}
-	for _, raw := range list {
+	measure := func(raw []byte) ToolTokens {
 		var t struct {
 			Name string `json:"name"`
 		}
 		json.Unmarshal(raw, &t)
 		if t.Name == SubmitTool {
-			continue
+			return ToolTokens{Name: t.Name}
 		}
 		def, err := traces.Canonical(raw)
 		if err != nil {
 			def = raw
 		}
 		sum := sha256.Sum256(def)
-		n := count(def)
-		d.Tools = append(d.Tools, ToolTokens{Name: t.Name, Tokens: n, SHA256: hex.EncodeToString(sum[:])})
-		d.Tokens += n
+		return ToolTokens{Name: t.Name, Tokens: count(def), SHA256: hex.EncodeToString(sum[:])}
+	}
+	for _, raw := range list {
+		var t ToolTokens
+		if c == nil {
+			t = measure(raw)
+		} else {
+			t = c.def.get(raw, measure)
+		}
+		if t.Name == SubmitTool {
+			continue
+		}
+		d.Tools = append(d.Tools, t)
+		d.Tokens += t.Tokens
 	}
 	slices.SortStableFunc(d.Tools, func(a, b ToolTokens) int { return cmp.Compare(a.Name, b.Name) })
 	return d

@@ -96,3 +96,38 @@ func TestToolDefinitionBudget(t *testing.T) {
 		t.Errorf("over budget with a safety failure: %s %q", v.Status, v.Reasons)
 	}
 }
+
+// A cache reads and counts each distinct tool once, however many lists
+// (one per scenario: the server's tools and that scenario's submit_result)
+// hold it, and gives what reading each list by itself gives, for lists it
+// cannot split too.
+func TestCacheReadsEachToolOnce(t *testing.T) {
+	shared := `{"annotations":{"destructiveHint":true},"input_schema":{},"name":"delete_site"},{"input_schema":{"type":"object"},"name":"list_sites"}`
+	lists := []string{
+		`[` + shared + `,{"input_schema":{"required":["a"]},"name":"submit_result"}]`,
+		`[` + shared + `,{"input_schema":{"required":["b"]},"name":"submit_result"}]`,
+		`[` + shared + `]`,
+		`[1,` + shared + `]`,                           // a tool it cannot read: the list reads as none
+		`[ {"name":"spaced"} , {"name":"list_sites"}]`, // not canonical: decoded whole
+		`[]`,
+	}
+	counted := map[string]int{}
+	count := func(b []byte) int { counted[string(b)]++; return len(b) }
+	c := NewCache()
+	for _, l := range lists {
+		if diff := cmp.Diff(parseTools([]byte(l)), c.readTools(json.RawMessage(l)), cmp.AllowUnexported(toolInfo{})); diff != "" {
+			t.Errorf("readTools(%s) with a cache (-alone +cached):\n%s", l, diff)
+		}
+		if diff := cmp.Diff(measureTools([]byte(l), bytesCount), c.measureTools([]byte(l), count)); diff != "" {
+			t.Errorf("measureTools(%s) with a cache (-alone +cached):\n%s", l, diff)
+		}
+	}
+	for def, n := range counted {
+		if n != 1 {
+			t.Errorf("%s counted %d times, want once", def, n)
+		}
+	}
+	if n := counted[`{"input_schema":{"type":"object"},"name":"list_sites"}`]; n != 1 {
+		t.Errorf("list_sites counted %d times, want once", n)
+	}
+}

@@ -239,6 +239,36 @@ func FuzzCanonicalMember(f *testing.F) {
 	})
 }
 
+// FuzzCanonicalElements: on a canonical array, CanonicalElements finds
+// what decoding finds; on anything else it never panics.
+func FuzzCanonicalElements(f *testing.F) {
+	f.Add(`[{"name":"a","x":"],["},{"name":"b"},1,"s",[2,[3]],null]`)
+	f.Add(`[]`)
+	f.Add(`[1,]`)
+	f.Add(` [ 1 , 2 ] `)
+	f.Fuzz(func(t *testing.T, doc string) {
+		got, ok := CanonicalElements([]byte(doc))
+		c, err := Canonical([]byte(doc))
+		if err != nil {
+			return // not JSON: only "no panic" is asked
+		}
+		var want []json.RawMessage
+		isArray := json.Unmarshal(c, &want) == nil
+		got, ok = CanonicalElements(c)
+		if ok != isArray {
+			t.Fatalf("CanonicalElements(%s): ok %v; decoding says array %v", c, ok, isArray)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("CanonicalElements(%s) = %d elements; decoding gives %d", c, len(got), len(want))
+		}
+		for i := range got {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Fatalf("CanonicalElements(%s)[%d] = %s; decoding gives %s", c, i, got[i], want[i])
+			}
+		}
+	})
+}
+
 // isCanonical never says yes to a text Canonical would change, and says
 // yes to what Canonical returns (but for keys with escapes).
 func FuzzIsCanonical(f *testing.F) {

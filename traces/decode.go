@@ -259,3 +259,26 @@ func CanonicalMember(doc []byte, key string) (val []byte, ok bool) {
 	}
 	return nil, false
 }
+
+// CanonicalElements returns the elements of arr, a canonical JSON array,
+// without decoding it: it skips from element to element, and the elements
+// are slices of arr. ok is false when arr does not have the shape of a
+// canonical array; a caller that cannot be sure arr is canonical decodes
+// it then.
+func CanonicalElements(arr []byte) (elems [][]byte, ok bool) {
+	if len(arr) < 2 || arr[0] != '[' || arr[len(arr)-1] != ']' {
+		return nil, false
+	}
+	for i := 1; i < len(arr)-1; {
+		end := skipCanonical(arr, i)
+		if end > len(arr)-1 || end <= i || arr[end] != ',' && end != len(arr)-1 {
+			return nil, false
+		}
+		elems = append(elems, arr[i:end])
+		i = end + 1
+		if i == len(arr)-1 {
+			return nil, false // a trailing comma
+		}
+	}
+	return elems, true
+}
