@@ -63,6 +63,15 @@ type ToolResult struct {
 // index in the run.
 type Executor func(ctx context.Context, index int, call llm.ToolCall) ToolResult
 
+// recordedUsage is a model that serves recorded turns (the replayer): the
+// usage recorded with turn i, when it served that turn as recorded and the
+// recording had estimated it. The loop takes it instead of estimating the
+// same request again: a replayed turn keeps its recorded usage, whoever
+// counted it.
+type recordedUsage interface {
+	RecordedUsage(turn int) (traces.Usage, bool)
+}
+
 // Loop is the agent loop, independent of how tools run: the recorder
 // executes them on a live server, a test may execute them in memory. The
 // replayer passes its own Model, serving recorded turns.
@@ -201,6 +210,11 @@ func (l *Loop) Run(ctx context.Context) traces.Outcome {
 			traceResp = c
 		}
 		usage := traces.Usage{Input: int(resp.Usage.InputTokens), Output: int(resp.Usage.OutputTokens), Cached: int(resp.Usage.CachedTokens)}
+		if r, ok := l.Model.(recordedUsage); ok && usage == (traces.Usage{}) {
+			if u, ok := r.RecordedUsage(turn); ok {
+				usage = u // a replayed turn: the estimate recorded with it
+			}
+		}
 		if usage == (traces.Usage{}) {
 			// The model reports no usage (offline models): estimate it, so
 			// token figures mean the same for every model.

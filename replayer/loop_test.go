@@ -131,3 +131,60 @@ func TestReplayThroughTheAgentLoop(t *testing.T) {
 		}
 	})
 }
+
+// unmetered answers like scripted, and reports no usage (as the offline
+// models do): the loop estimates it.
+type unmetered struct{ scripted }
+
+func (u *unmetered) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	r, err := u.scripted.Generate(ctx, req)
+	if r != nil {
+		r.Usage = llm.Usage{}
+	}
+	return r, err
+}
+
+// A replayed turn keeps the usage recorded with it when the recording
+// estimated it: the loop does not count the same request again. A turn
+// served after a miss (lenient) is a request the recording never saw: its
+// usage is estimated afresh.
+func TestReplayKeepsRecordedEstimates(t *testing.T) {
+	model := &unmetered{scripted{responses: []*llm.Response{
+		{ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "get_wlan", Arguments: json.RawMessage(`{"ssid":"corp"}`)}}, StopReason: llm.StopToolUse},
+		{Text: "Yes, WPA3.", StopReason: llm.StopEndTurn},
+	}}}
+	result := `{"ssid":"corp","security":"wpa3","vlan":10}`
+	recorded := loopRun(t, model, wlanTools("Get a WLAN."), result, time.Now)
+	// What the recording counted, marked so that a count made again shows.
+	var estimates []traces.Usage
+	for _, e := range recorded.Events {
+		if e.Turn != nil {
+			if !e.Turn.Usage.Estimated || e.Turn.Usage.Input == 0 {
+				t.Fatalf("recorded turn %d usage %+v: want an estimate", e.Turn.Index, e.Turn.Usage)
+			}
+			e.Turn.Usage = traces.Usage{Input: 90000 + e.Turn.Index, Output: 7, Estimated: true}
+			estimates = append(estimates, e.Turn.Usage)
+		}
+	}
+	usages := func(mode replayer.Mode, result string) []traces.Usage {
+		t.Helper()
+		m, err := replayer.New(recorded, &replayer.Options{Mode: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []traces.Usage
+		for _, e := range loopRun(t, m, wlanTools("Get a WLAN."), result, time.Now).Events {
+			if e.Turn != nil {
+				out = append(out, e.Turn.Usage)
+			}
+		}
+		return out
+	}
+	if diff := cmp.Diff(estimates, usages(replayer.Strict, result)); diff != "" {
+		t.Errorf("replayed usage is not the recorded estimate (-recorded +replay):\n%s", diff)
+	}
+	got := usages(replayer.Lenient, `{"ssid":"corp","security":"wpa2","vlan":10}`)
+	if len(got) != 2 || got[0] != estimates[0] || got[1] == estimates[1] || !got[1].Estimated || got[1].Input < 10 || got[1].Input >= 90000 {
+		t.Errorf("lenient replay after a miss at turn 1: usage %+v; want turn 0 as recorded %+v, turn 1 estimated afresh", got, estimates[0])
+	}
+}

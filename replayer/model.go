@@ -65,6 +65,8 @@ type recordedTurn struct {
 	request  json.RawMessage
 	response llm.Response
 	latency  time.Duration
+	usage    traces.Usage // as recorded: the provider's, or bench's estimate
+	hit      bool         // served to a request of the recorded key
 }
 
 // Model is an llm.Model that serves the model turns of one recorded run.
@@ -114,7 +116,7 @@ func New(run *traces.Run, o *Options) (*Model, error) {
 		if e.Kind != traces.KindTurn || e.Turn == nil {
 			continue
 		}
-		t := recordedTurn{key: e.Turn.Key, request: e.Turn.Request, latency: time.Duration(e.Turn.LatencyUS) * time.Microsecond}
+		t := recordedTurn{key: e.Turn.Key, request: e.Turn.Request, latency: time.Duration(e.Turn.LatencyUS) * time.Microsecond, usage: e.Turn.Usage}
 		if err := json.Unmarshal(e.Turn.Response, &t.response); err != nil {
 			return nil, fmt.Errorf("replayer: run %s event %d: response of turn %d: %w", run.Manifest.RunID.Short(), i, e.Turn.Index, err)
 		}
@@ -193,6 +195,9 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 		rec = &m.turns[i]
 	}
 	if rec != nil && key == rec.key {
+		m.mu.Lock()
+		rec.hit = true
+		m.mu.Unlock()
 		return m.serve(rec), nil
 	}
 	if rec == nil && i == len(m.turns) && m.recordedErr != nil {
@@ -223,6 +228,21 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 		return m.generateLive(ctx, req)
 	}
 	return nil, &MissError{Miss: *miss, outcome: traces.OutcomeStale}
+}
+
+// RecordedUsage is the usage recorded with turn i, when the turn was
+// served to a request of its recorded key and the recording estimated it
+// (the model reported none: the offline models). A replay serves a turn
+// with its recorded usage; a provider's is in the response itself, an
+// estimate is not, so the loop asks for it here instead of estimating
+// again (recorder.Loop).
+func (m *Model) RecordedUsage(i int) (traces.Usage, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if i < 0 || i >= len(m.turns) || !m.turns[i].hit || !m.turns[i].usage.Estimated {
+		return traces.Usage{}, false
+	}
+	return m.turns[i].usage, true
 }
 
 func (m *Model) serve(rec *recordedTurn) *llm.Response {
