@@ -43,66 +43,7 @@ func newReplayCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "replay (--suite S | --stage S | --scenario ID) --server PROFILE [--from REF-PREFIX] [--mode strict|lenient|live] [--baseline REF-PREFIX|REPORT.json]",
 		Short: "Replay recorded runs against the current server; score; gate; report",
-		Long: `replay serves the recorded model turns of every stored run under --from
-(default golden/<server>/) whose scenario is in the selection, while the
-server the profile describes runs live against a fresh fake Central, exactly
-as in a recording. No model, no key and no network are needed.
-
-At each turn the request the live run builds is compared with the recorded
-one by its key. Equal: the recorded response is served, with its recorded
-usage and latency (as data; replay never waits). Different: a miss,
-explained by component (tool definitions added, removed or changed, with a
-word diff of the description and a JSON-path diff of the schema; the
-message that differs, with a JSON-path diff of the tool result; sampling;
-system prompt) and handled by --mode: strict stops the run (outcome stale),
-lenient serves the recorded turn anyway (outcome diverged), live asks
---live-model from the miss on. Tool results are compared as the profile's
-normalize rules rewrite them, and a dynamically linked server runs with its
-clock stopped at the fixture's time, as in the recording (docs/clock.md).
-A recorded run that ended in an error replays to where it ended and stops
-there with that error: a recorded error, counted apart ("recorded errors:
-N"), neither stale nor scored.
-
-Stale runs, recorded errors and the baseline's runs that ended in an error
-are left out of both sides of the comparison, run index by run index, and
-counted ("left out of both sides: N run(s)"); a replay that fails where its
-recording did not stays in: that is the server's failure.
-
-The replay runs are stored under replay/<recorded ref>, scored, compared
-with the baseline (default: the recorded runs themselves; or a ref prefix,
-or a REPORT.json) and gated by --stage's gate (the built-in stages, with
---config or ./bench.yaml read over them; without --stage, the default
-gate).
-Reports go to stdout (text) and, with --report-dir, to REPORT.txt,
-REPORT.json, REPORT.md and REPORT.xml (JUnit) in that directory, as
---format lists them: each written whole and renamed into place, so a
-symlink planted at a report's name is replaced, not followed. Replay runs are stored under replay/<recorded ref>;
-the latest replay of a recorded run holds the ref.
-
-Latency in a replay is scored as in a recording: the recorded model time
-plus each tool call's wall time rounded down to 500ms (docs/methodology.md),
-so an unchanged server shows no latency change and a server that got a
-second slower does. --latency-resolution is the step at which the replay's
-clock (event times, and the time the fake Central sees) counts live time; 0
-counts recorded model time only.
-
-The server a run needs starts in the background while the run before it
-replays (with --reuse-server, each fixture's server while the previous
-fixture's runs replay), so start-up does not add to the replay's time. A
-reused server is restarted only when it is at fault (it exited, its session
-broke, a call or the run timed out), not after a miss.
-
---parallel N replays N runs at once, each with its own server and fake
-Central; the reports are the same as with one at a time (results are
-collected in ref order). Parallel runs share the CPU, so a tool call that
-takes close to a multiple of 500ms may count differently: keep the default
-of 1 where latency is gated and the machine is small.
-
-Exit codes: 0 pass, 1 regression past a threshold, 2 bad input, 3 safety
-failure, 4 setup failure (the server or the fake did not start), 5
-inconclusive (more stale runs than the gate allows).
-
-` + serverEnvHelp,
+		Long:  replayLong,
 		Example: `  bench replay --stage core --server servers/reference.yaml
   bench replay --stage safety --server servers/reference.yaml --report-dir out --format text,json,md,junit
   bench replay --stage core --server servers/reference.yaml --server-env CENTRAL_INJECT=verbose-tools --mode lenient`,
