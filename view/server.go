@@ -1,6 +1,7 @@
 package view
 
 import (
+	"context"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mcpbench/bench/scoring"
 	"github.com/mcpbench/bench/traces"
@@ -146,6 +148,22 @@ func writeJSON(w http.ResponseWriter, v any, err error) {
 		return
 	}
 	json.NewEncoder(w).Encode(v)
+}
+
+// Serve serves the page on lis until ctx is done (nil then) or serving
+// fails.
+func (v *View) Serve(ctx context.Context, lis net.Listener) error {
+	srv := &http.Server{Handler: v.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(lis) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		srv.Close()
+		<-done
+		return nil
+	}
 }
 
 // Listen listens on addr (host:port), which must be a loopback address

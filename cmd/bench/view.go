@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -123,22 +121,15 @@ func runView(ctx context.Context, a *app, opts *viewOptions) error {
 	if opts.export != "" {
 		return exportView(a, v, ld, opts)
 	}
-	srv := &http.Server{Handler: v.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	url := "http://" + lis.Addr().String() + "/"
 	fmt.Fprintf(a.stdout, "bench view: %s on %s (interrupt to stop)\n", escape.Line(s.Dir()), url)
 	if opts.ready != nil {
 		opts.ready(url)
 	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(lis) }()
-	select {
-	case err := <-done:
+	if err := v.Serve(ctx, lis); err != nil {
 		return setupErr(err)
-	case <-ctx.Done():
-		srv.Close()
-		<-done
-		return nil
 	}
+	return nil
 }
 
 // exportView writes the bundle of the runs the flags select.
