@@ -406,6 +406,13 @@ func suiteBootstrap(m Metric, before, after []*ScenarioResult, resamples int, al
 		}
 		diffs[i] = after[i].Value(m) - before[i].Value(m)
 	}
+	if !ratioOfSums && !slices.ContainsFunc(diffs, func(d float64) bool { return d != 0 }) ||
+		ratioOfSums && slices.Equal(nb, na) && slices.Equal(db, da) {
+		// No scenario changed (an unchanged server's replay, for most
+		// metrics): every draw is 0, so the interval is [0, 0] and p is 1,
+		// which the draws would take resamples x n steps to say.
+		return 0, 0, 1
+	}
 	rng := splitmix64(seed)
 	stats := make([]float64, resamples)
 	buf := make([]float64, n)

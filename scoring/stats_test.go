@@ -109,3 +109,31 @@ func TestBootstrapMeanCI(t *testing.T) {
 		t.Errorf("constant sample: [%v, %v]", lo, hi)
 	}
 }
+
+// A metric no scenario changed is answered without drawing, as the draws
+// would answer it: interval [0, 0], p 1.
+func TestSuiteBootstrapUnchanged(t *testing.T) {
+	sides := func(vals ...float64) []*ScenarioResult {
+		var out []*ScenarioResult
+		for _, v := range vals {
+			out = append(out, &ScenarioResult{Metrics: map[Metric]Summary{
+				MetricTaskSuccess: {Mean: v, Median: v}, MetricInvalidCalls: {Mean: v, Median: v}, MetricTurns: {Mean: 2 * v, Median: 2 * v},
+			}})
+		}
+		return out
+	}
+	before, after := sides(0.2, 1, 0, 0.5), sides(0.2, 1, 0, 0.5)
+	for _, m := range []Metric{MetricTaskSuccess, MetricInvalidCallRate} {
+		lo, hi, p := suiteBootstrap(m, before, after, 500, 0.05, 7)
+		if lo != 0 || hi != 0 || p != 1 {
+			t.Errorf("%s unchanged: [%v, %v] p %v; want [0, 0] p 1", m, lo, hi, p)
+		}
+	}
+	// What the shortcut answers is what drawing answers: the draws of a
+	// change of 0 in one scenario of four, every other the same.
+	after[1] = sides(1.0000000001)[0]
+	lo, hi, p := suiteBootstrap(MetricTaskSuccess, before, after, 500, 0.05, 7)
+	if lo != 0 || hi != 0 || p != 1 {
+		t.Errorf("a change that rounds to 0: [%v, %v] p %v; want [0, 0] p 1", lo, hi, p)
+	}
+}
