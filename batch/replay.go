@@ -79,8 +79,9 @@ type Replayed struct {
 	// definitions, with Replay.Tools (nil for a run that had none).
 	Tools, RecordedTools *scoring.ToolDefinitions
 
-	recordedTokens int // the recorded run's tokens
-	liveTokens     int // the tokens of the turns a live model answered
+	recordedTokens int  // the recorded run's tokens
+	liveTokens     int  // the tokens of the turns a live model answered
+	freshOfReused  bool // recorded with a reused server, replayed with a fresh one
 }
 
 // ReplayResult is what the reports need of a replay: the runs aggregated
@@ -104,6 +105,12 @@ type ReplayResult struct {
 	// LiveTokens count the replays that asked the live model (live mode)
 	// and the tokens its turns took.
 	Stale, StaleTokens, LiveRuns, LiveTokens int
+	// FreshOfReused counts the runs recorded with a reused server
+	// (traces.ServerRef.Reused) that this replay ran with fresh ones: each
+	// fresh server fetches its token, which the recording did once per
+	// group, so their api_call_count is higher for no change of the
+	// server's.
+	FreshOfReused int
 	// ToolDefinitions is the largest tool list the live server offered
 	// (a server may offer more tools to write scenarios), with
 	// Replay.Tools; ToolChurn each distinct change between a recorded
@@ -241,6 +248,9 @@ func (r *Replay) Run(ctx context.Context) (*ReplayResult, error) {
 				res.Stale++
 				res.StaleTokens += out.recordedTokens
 			}
+			if out.freshOfReused {
+				res.FreshOfReused++
+			}
 			if out.liveTokens > 0 {
 				res.LiveRuns++
 				res.LiveTokens += out.liveTokens
@@ -291,6 +301,22 @@ func RecordedRefs(store *traces.Store, prefix string, selected map[string]*scena
 		out = append(out, r)
 	}
 	return out, nil // Refs sorts by name
+}
+
+// RecordedReuse says whether the first of refs was recorded with a reused
+// server (traces.ServerRef.Reused): how a replay that is not told runs its
+// servers, so that it measures what its recording measured. A recording
+// is made one way (bench record --reuse-server or not); a run recorded
+// before bench said so reads as fresh.
+func RecordedReuse(store *traces.Store, refs []traces.Ref) (bool, error) {
+	if len(refs) == 0 {
+		return false, nil
+	}
+	run, err := store.GetRun(refs[0].Run)
+	if err != nil {
+		return false, fmt.Errorf("reading %s: %w", refs[0].Name, err)
+	}
+	return run.Manifest.Server.Reused, nil
 }
 
 // refScenario is the selected scenario a ref names in its scenario
@@ -356,6 +382,7 @@ func (r *Replay) finish(it item, rr *replayedRun) (*Replayed, error) {
 			RunIndex: man.RunIndex, Turn: m.Turn, Explanation: m.Explain()})
 	}
 	out.recordedTokens = turnTokens(rr.recorded, 0)
+	out.freshOfReused = man.Server.Reused && !r.ReuseServer
 	if r.Mode == replayer.Live && len(rr.misses) > 0 {
 		out.liveTokens = turnTokens(stored, rr.misses[0].Turn) // the live model answers from the first miss on
 	}

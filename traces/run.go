@@ -126,6 +126,11 @@ type ServerRef struct {
 	// Routes are the profile's routes to inner tools (its adapter.routes):
 	// scoring resolves a call through them to the inner tool it reached.
 	Routes []Route `json:"routes,omitempty"`
+	// Reused is set on a recorded run whose server served the other runs
+	// of its group too (bench record --reuse-server): such a server
+	// fetches its token once, not at every run. Unset on a replay, and on
+	// runs recorded before bench said so.
+	Reused bool `json:"reused,omitempty"`
 }
 
 // Route is how a model reaches a server's inner tools when they are not in

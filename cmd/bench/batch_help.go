@@ -128,6 +128,12 @@ replays (with --reuse-server, each fixture's server while the previous
 fixture's runs replay), so start-up does not add to the replay's time. A
 reused server is restarted only when it is at fault (it exited, its session
 broke, a call or the run timed out), not after a miss.
+Without --reuse-server, a replay runs its servers as its runs were
+recorded (bench record --reuse-server or not; the first run's manifest
+says, and a run recorded before it did reads as fresh): a reused server
+fetches its token once, a fresh one at every run, and api_call_count
+counts each fetch. A report warns of runs recorded with a reused server
+and replayed with fresh ones.
 
 --parallel N replays N runs at once, each with its own server and fake
 Central; the reports are the same as with one at a time (results are

@@ -29,6 +29,7 @@ type replayOptions struct {
 	reportDir  string
 	formats    []string
 	reuse      bool
+	reuseSet   bool // --reuse-server was given
 	parallel   int
 	resolution time.Duration
 	callTO     time.Duration
@@ -49,6 +50,7 @@ func newReplayCmd(a *app) *cobra.Command {
   bench replay --stage core --server servers/reference.yaml --server-env CENTRAL_INJECT=verbose-tools --mode lenient`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.reuseSet = cmd.Flags().Changed("reuse-server")
 			return runReplay(cmd.Context(), a, opts)
 		},
 	}
@@ -63,7 +65,7 @@ func newReplayCmd(a *app) *cobra.Command {
 	f.StringVar(&opts.baseline, "baseline", "", "runs to compare with: a ref prefix or a REPORT.json (default: the recorded runs)")
 	f.StringVar(&opts.reportDir, "report-dir", "", "write the reports (REPORT.txt, .json, .md, .xml) here")
 	f.StringSliceVar(&opts.formats, "format", []string{"text"}, "report formats: text, json, md, junit")
-	f.BoolVar(&opts.reuse, "reuse-server", false, "keep one server per profile and fixture, resetting the fake between runs")
+	f.BoolVar(&opts.reuse, "reuse-server", false, "keep one server per profile and fixture, resetting the fake between runs (default: as the runs were recorded)")
 	intVarMin(f, &opts.parallel, "parallel", 1, 1, "runs replayed at once, each with its own server and fake Central")
 	durationVarNonNegative(f, &opts.resolution, "latency-resolution", replayer.DefaultResolution, "step of live time on the replay clock (event times, the fake's clock); 0 counts recorded model time only")
 	durationVarPositive(f, &opts.callTO, "call-timeout", 60*time.Second, "bound on one tool call")
@@ -155,6 +157,16 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 	if len(refs) == 0 {
 		return usageErr(fmt.Errorf("no recorded run of the selection under %q in %s (record them with bench record)", from, store.Dir()))
 	}
+	if !opts.reuseSet {
+		// As recorded: a reused server fetches its token once, a fresh one
+		// at every run, and api_call_count counts it.
+		if opts.reuse, err = batch.RecordedReuse(store, refs); err != nil {
+			return setupErr(err)
+		}
+		if opts.reuse {
+			fmt.Fprintln(a.stderr, "replay: the runs were recorded with --reuse-server, and are replayed so (--reuse-server=false starts a server for every run)")
+		}
+	}
 	scorer := newRunScorer(ld.all)
 	start := time.Now()
 	res, err := (&batch.Replay{
@@ -210,15 +222,7 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 		Gate:       gate, Meta: res.Meta.Meta(), Misses: scoring.FoldMisses(res.Misses), ExitCode: verdictExit,
 		Secrets: scorer.secrets(), Aggregate: agg, ToolDefinitions: res.ToolDefinitions, ToolChurn: res.ToolChurn,
 	})
-	// What a miss costs: said where a pull request's author reads it.
-	if res.Stale > 0 {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%d run(s) stale: the server changed what the model sees (the misses above say where). "+
-			"Re-recording exactly those runs with a live model would take about %d tokens, as recorded; "+
-			"--mode live --live-model SPEC asks a live model for them only, from their first miss on", res.Stale, res.StaleTokens))
-	}
-	if res.LiveRuns > 0 {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the live model answered in %d run(s), from their first miss on: %d tokens; the other runs were served as recorded", res.LiveRuns, res.LiveTokens))
-	}
+	rep.Warnings = append(rep.Warnings, replayWarnings(res)...)
 	if err := writeReplayReports(a, opts, rep); err != nil {
 		return err
 	}

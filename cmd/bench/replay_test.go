@@ -440,3 +440,44 @@ func TestReplayLiveMode(t *testing.T) {
 		t.Errorf("miss: %s", rep.Misses[0].Explanation)
 	}
 }
+
+// A replay runs its servers as its runs were recorded: runs recorded with
+// --reuse-server replay with reused servers unless told otherwise, and
+// compare equal; told to start fresh ones, each fresh server's token fetch
+// raises api_call_count, and the report says why.
+func TestReplayFollowsRecordedReuse(t *testing.T) {
+	f := recordedFixture(t)
+	f.store = filepath.Join(t.TempDir(), "store")
+	args := []string{"--store", f.store, "record", "--server", f.profile, "--model", "baseline", "--runs", "2", "--reuse-server"}
+	for _, id := range replayScenarios {
+		args = append(args, "--scenario", id)
+	}
+	if code, out, errOut := benchCLI(t, nil, args...); code != 0 {
+		t.Fatalf("record --reuse-server: exit %d\n%s%s", code, out, errOut)
+	}
+	warned := func(rep *scoring.Report) bool {
+		for _, w := range rep.Warnings {
+			if strings.Contains(w, "recorded with --reuse-server were replayed with a fresh server") {
+				return true
+			}
+		}
+		return false
+	}
+	apiCalls := func(rep *scoring.Report) float64 {
+		for _, d := range rep.Comparison.Suite {
+			if d.Metric == scoring.MetricAPICallCount {
+				return d.Diff
+			}
+		}
+		t.Fatal("no api_call_count in the comparison")
+		return 0
+	}
+	code, out, rep := replayCLI(t, f, t.TempDir(), "--latency-resolution", "0")
+	if code != 0 || !strings.Contains(out, "recorded with --reuse-server, and are replayed so") || warned(rep) || apiCalls(rep) != 0 {
+		t.Errorf("replay as recorded: exit %d, warned %v, api_call_count moved %v; want 0, no warning, 0\n%s", code, warned(rep), apiCalls(rep), out)
+	}
+	_, out, rep = replayCLI(t, f, t.TempDir(), "--latency-resolution", "0", "--reuse-server=false")
+	if !warned(rep) || apiCalls(rep) <= 0 || strings.Contains(out, "and are replayed so") {
+		t.Errorf("fresh replay of a reused recording: warned %v, api_call_count moved %v; want a warning and a rise\n%s", warned(rep), apiCalls(rep), out)
+	}
+}

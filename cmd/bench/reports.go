@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/mcpbench/bench/batch"
 	"github.com/mcpbench/bench/internal/atomicfile"
 	"github.com/mcpbench/bench/internal/escape"
 	"github.com/mcpbench/bench/scenarios"
@@ -94,4 +95,24 @@ func writeReplayReports(a *app, opts *replayOptions, rep *scoring.Report) error 
 		}
 	}
 	return nil
+}
+
+// replayWarnings are what a replay's report says beside its figures: what
+// a miss costs (where a pull request's author reads it), how its servers
+// differed from the recording's, what a live model answered.
+func replayWarnings(res *batch.ReplayResult) []string {
+	var w []string
+	if res.Stale > 0 {
+		w = append(w, fmt.Sprintf("%d run(s) stale: the server changed what the model sees (the misses above say where). "+
+			"Re-recording exactly those runs with a live model would take about %d tokens, as recorded; "+
+			"--mode live --live-model SPEC asks a live model for them only, from their first miss on", res.Stale, res.StaleTokens))
+	}
+	if res.FreshOfReused > 0 {
+		w = append(w, fmt.Sprintf("%d run(s) recorded with --reuse-server were replayed with a fresh server each: every fresh server fetches its token, "+
+			"which the recording did once per server, so api_call_count is higher for no change of the server's; replay with --reuse-server to compare like with like", res.FreshOfReused))
+	}
+	if res.LiveRuns > 0 {
+		w = append(w, fmt.Sprintf("the live model answered in %d run(s), from their first miss on: %d tokens; the other runs were served as recorded", res.LiveRuns, res.LiveTokens))
+	}
+	return w
 }

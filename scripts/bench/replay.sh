@@ -129,12 +129,14 @@ echo "recording the core stage once and ${BIG} times (baseline model, reference 
 
 echo "measuring ${REPS} times each, floor and bench interleaved..."
 replay_pairs replay-reuse-1 "$tmp/s1" "$tmp/runs1.json" "--reuse-server"
-replay_pairs replay-fresh-1 "$tmp/s1" "$tmp/runs1.json" ""
+# Fresh servers for runs recorded with reused ones: bench is told so
+# (without a flag it replays as recorded).
+replay_pairs replay-fresh-1 "$tmp/s1" "$tmp/runs1.json" "" "" "--reuse-server=false"
 # The same without the kernel sandbox (the floor has none): what the
 # namespaces cost a fresh server.
-replay_pairs replay-fresh-proxy-1 "$tmp/s1" "$tmp/runs1.json" "" "" "--isolation proxy"
+replay_pairs replay-fresh-proxy-1 "$tmp/s1" "$tmp/runs1.json" "" "" "--isolation proxy --reuse-server=false"
 replay_pairs replay-reuse-big "$tmp/sbig" "$tmp/runsbig.json" "--reuse-server" rss
-replay_pairs replay-fresh-big "$tmp/sbig" "$tmp/runsbig.json" ""
+replay_pairs replay-fresh-big "$tmp/sbig" "$tmp/runsbig.json" "" "" "--reuse-server=false"
 record_pairs record-reuse "--reuse-server"
 record_pairs record-fresh ""
 
