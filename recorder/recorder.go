@@ -663,7 +663,7 @@ func (r *Recorder) attempt(ctx context.Context, job *Job) (*traces.Run, *NoResul
 		Suite: job.Suite, Scenario: traces.ScenarioRef{ID: sc.ID, Hash: sp.hash},
 		Server: traces.ServerRef{Name: p.Name, Repo: p.Repo, SHA: p.SHA, ProfileHash: p.Hash(), VariantOf: p.VariantOf, Routes: p.Adapter.Routes,
 			Reused: mode == traces.ModeRecord && o.ReuseServer},
-		Model:  mref, RunIndex: job.RunIndex,
+		Model: mref, RunIndex: job.RunIndex,
 		Fixture: traces.FixtureRef{Name: sc.Fixture, Hash: fx.Version()},
 		Harness: o.Harness, SystemPrompt: SystemPromptID(), Clock: r.clockPlan(p).Manifest,
 	}}
