@@ -108,8 +108,8 @@ func replayWarnings(res *batch.ReplayResult) []string {
 			"--mode live --live-model SPEC asks a live model for them only, from their first miss on", res.Stale, res.StaleTokens))
 	}
 	if res.FreshOfReused > 0 {
-		w = append(w, fmt.Sprintf("%d run(s) recorded with --reuse-server were replayed with a fresh server each: every fresh server fetches its token, "+
-			"which the recording did once per server, so api_call_count is higher for no change of the server's; replay with --reuse-server to compare like with like", res.FreshOfReused))
+		w = append(w, fmt.Sprintf("%d run(s) recorded with --reuse-server were replayed with a fresh server each: a server that fetches a token does so at every run then, "+
+			"and did once per server in the recording, so api_call_count may rise for no change of the server's; replay with --reuse-server to compare like with like", res.FreshOfReused))
 	}
 	if res.LiveRuns > 0 {
 		w = append(w, fmt.Sprintf("the live model answered in %d run(s), from their first miss on: %d tokens; the other runs were served as recorded", res.LiveRuns, res.LiveTokens))
