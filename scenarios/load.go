@@ -113,10 +113,10 @@ func decodeScenario(file string, root *yaml.Node) (*Scenario, ErrorList) {
 		e.ID = s.ID
 		s.bad = append(s.bad, e.Field)
 	}
-	// The result schema is compiled here, once: validation reports its
-	// errors, the run and the scorer use it (ResultShape, CheckShape,
-	// CheckResult).
-	s.result = compileResult(s.ResultSchema)
+	// The result schema is compiled once, when first used: validation
+	// reports its errors, the run and the scorer use it (ResultShape,
+	// CheckShape, CheckResult).
+	s.result = &resultSchemas{schema: s.ResultSchema}
 	return s, d.errs
 }
 

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -96,36 +97,44 @@ func clampCount(n json.Number) json.Number {
 }
 
 // resultSchemas is a scenario's result schema compiled: in full, to grade
-// an answer, and as the shape the model is offered.
+// an answer, and as the shape the model is offered. It is compiled once,
+// on first use (validation, the run's first request, scoring), from the
+// schema the scenario was loaded with: a command that loads the whole suite
+// to run a part of it compiles that part only, and its first run does not
+// wait for the rest.
 type resultSchemas struct {
+	once      sync.Once
+	schema    any
 	full      *Schema
 	shape     *Schema
 	shapeJSON json.RawMessage
 	err       error
 }
 
-// compiled returns the scenario's compiled result schemas: those compiled
-// when it was loaded, or, for a scenario built by hand, compiled now.
+// compiled returns the scenario's compiled result schemas: those of the
+// schema it was loaded with (compiled the first time they are asked for),
+// or, for a scenario built by hand, compiled now.
 func (s *Scenario) compiled() *resultSchemas {
-	if s.result != nil {
-		return s.result
+	if r := s.result; r != nil {
+		r.once.Do(r.compile)
+		return r
 	}
-	return compileResult(s.ResultSchema)
+	r := &resultSchemas{schema: s.ResultSchema}
+	r.compile()
+	return r
 }
 
-func compileResult(schema any) *resultSchemas {
-	r := &resultSchemas{}
-	if schema == nil {
-		return r
+func (r *resultSchemas) compile() {
+	if r.schema == nil {
+		return
 	}
-	if r.full, r.err = CompileSchema(schema); r.err != nil {
-		return r
+	if r.full, r.err = CompileSchema(r.schema); r.err != nil {
+		return
 	}
-	r.shapeJSON = shapeSchema(schema)
+	r.shapeJSON = shapeSchema(r.schema)
 	if r.shape, r.err = CompileSchema(r.shapeJSON); r.err != nil {
 		r.err = fmt.Errorf("without grading keywords: %w", r.err)
 	}
-	return r
 }
 
 // ResultShape is the result schema the model is offered (as submit_result's
