@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -527,23 +528,45 @@ func writeJSONArray[T any](w *bufio.Writer, xs []T, prefix string) error {
 		return err
 	}
 	w.WriteByte('[')
+	var buf bytes.Buffer
 	for i, x := range xs {
 		if i > 0 {
 			w.WriteByte(',')
 		}
 		w.WriteByte('\n')
 		w.WriteString(prefix)
-		b, err := json.MarshalIndent(x, prefix, "  ")
-		if err != nil {
+		buf.Reset()
+		if err := indentElement(&buf, x, prefix); err != nil {
 			return fmt.Errorf("encoding report: %w", err)
 		}
-		if _, err := w.Write(b); err != nil {
+		if _, err := w.Write(buf.Bytes()); err != nil {
 			return err
 		}
 	}
 	w.WriteByte('\n')
 	w.WriteString(prefix[:len(prefix)-2])
 	_, err := w.WriteString("]")
+	return err
+}
+
+// indentElement appends to buf what json.MarshalIndent(x, prefix, "  ")
+// returns. A value with its own MarshalJSON (a scenario's or a suite's
+// result) is indented from what that returns: json.Marshal would first
+// re-scan and compact it, a copy as large as the report for nothing
+// (json.Marshal's output has no space to remove and its strings are
+// already escaped).
+func indentElement(buf *bytes.Buffer, x any, prefix string) error {
+	if m, ok := x.(json.Marshaler); ok {
+		if v := reflect.ValueOf(x); v.Kind() != reflect.Pointer || !v.IsNil() {
+			raw, err := m.MarshalJSON()
+			if err != nil {
+				return err
+			}
+			return json.Indent(buf, raw, prefix, "  ")
+		}
+	}
+	b, err := json.MarshalIndent(x, prefix, "  ")
+	buf.Write(b)
 	return err
 }
 
