@@ -26,6 +26,24 @@ type decoder struct {
 	// unknownHint, when set, may explain an unknown field at a path better
 	// than a spelling suggestion can.
 	unknownHint func(path string) string
+	// fields holds the yaml names of the struct types decoded so far; a
+	// file's decoders share one.
+	fields fieldCache
+}
+
+// fieldCache maps a struct type to its yaml names and field indexes.
+type fieldCache map[reflect.Type]map[string]int
+
+func (d *decoder) structFields(t reflect.Type) map[string]int {
+	if d.fields == nil {
+		d.fields = fieldCache{}
+	}
+	m, ok := d.fields[t]
+	if !ok {
+		m = structFields(t)
+		d.fields[t] = m
+	}
+	return m
 }
 
 // nodeDecoder is implemented by types with their own YAML shape (a scalar
@@ -201,7 +219,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 // decodeStruct decodes a mapping into a struct by its yaml tags, reporting
 // unknown and duplicate keys.
 func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
-	fields := structFields(v.Type())
+	fields := d.structFields(v.Type())
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := resolve(n.Content[i]), n.Content[i+1]

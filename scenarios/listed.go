@@ -43,7 +43,7 @@ func isListed(root *yaml.Node) bool {
 }
 
 // decodeListed reads a listed manifest's scenarios.
-func decodeListed(file string, root *yaml.Node) ([]*Scenario, ErrorList) {
+func decodeListed(file string, root *yaml.Node, fields fieldCache) ([]*Scenario, ErrorList) {
 	root = resolve(root)
 	var errs ErrorList
 	at := func(n *yaml.Node, field, format string, args ...any) {
@@ -77,7 +77,7 @@ func decodeListed(file string, root *yaml.Node) ([]*Scenario, ErrorList) {
 			continue
 		}
 		mapped := mapListedEntry(e, fixtureDefault)
-		s, derrs := decodeScenario(file, e)
+		s, derrs := decodeScenario(file, e, fields)
 		errs = append(errs, derrs...)
 		if s == nil {
 			continue

@@ -46,6 +46,7 @@ func Parse(file string, data []byte) ([]*Scenario, error) {
 		return nil, errs
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
+	fields := fieldCache{}
 	for {
 		var doc yaml.Node
 		err := safeDecode(dec, &doc)
@@ -64,12 +65,12 @@ func Parse(file string, data []byte) ([]*Scenario, error) {
 			continue // an empty document between separators
 		}
 		if isListed(root) {
-			list, derrs := decodeListed(file, root)
+			list, derrs := decodeListed(file, root, fields)
 			errs = append(errs, derrs...)
 			out = append(out, list...)
 			continue
 		}
-		s, derrs := decodeScenario(file, root)
+		s, derrs := decodeScenario(file, root, fields)
 		errs = append(errs, derrs...)
 		if s != nil {
 			out = append(out, s)
@@ -90,9 +91,9 @@ func safeDecode(dec *yaml.Decoder, n *yaml.Node) (err error) {
 	return dec.Decode(n)
 }
 
-func decodeScenario(file string, root *yaml.Node) (*Scenario, ErrorList) {
+func decodeScenario(file string, root *yaml.Node, fields fieldCache) (*Scenario, ErrorList) {
 	s := &Scenario{File: file, Pos: Pos{root.Line, root.Column}, pos: map[string]Pos{}}
-	d := &decoder{file: file, pos: s.pos}
+	d := &decoder{file: file, pos: s.pos, fields: fields}
 	root = resolve(root)
 	if root == nil || root.Kind != yaml.MappingNode {
 		d.errorf(root, "", "a scenario must be a mapping, got %s", kindOf(root))
