@@ -24,6 +24,11 @@ var Isolations = []string{IsolationAuto, IsolationKernel, IsolationProxy}
 // or why not (another OS, user namespaces disabled).
 func KernelIsolation() error { return sandbox.Available() }
 
+// ProbeKernelIsolation starts KernelIsolation's probe (it starts a trivial
+// sandbox) in the background, for a command to go on with its own start-up
+// meanwhile; KernelIsolation then waits for the answer.
+func ProbeKernelIsolation() { go sandbox.Available() }
+
 var nonDumpable sync.Once
 
 // confine returns how to start a server against fake under the recorder's

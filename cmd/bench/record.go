@@ -103,11 +103,14 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 	if err := checkPassEnv(a, a.stderr, profile, opts.passEnv); err != nil {
 		return err
 	}
-	if err := checkIsolation(a.stderr, opts.isolation); err != nil {
+	if err := probeIsolation(opts.isolation); err != nil {
 		return err
 	}
 	ld, err := opts.sel.load()
 	if err != nil {
+		return err
+	}
+	if err := checkIsolation(a.stderr, opts.isolation); err != nil {
 		return err
 	}
 	if err := ld.attachProfile(profile); err != nil {

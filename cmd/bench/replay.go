@@ -105,11 +105,14 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 	if err := checkPassEnv(a, a.stderr, profile, opts.passEnv); err != nil {
 		return err
 	}
-	if err := checkIsolation(a.stderr, opts.isolation); err != nil {
+	if err := probeIsolation(opts.isolation); err != nil {
 		return err
 	}
 	ld, err := opts.sel.load()
 	if err != nil {
+		return err
+	}
+	if err := checkIsolation(a.stderr, opts.isolation); err != nil {
 		return err
 	}
 	if err := ld.attachProfile(profile); err != nil {

@@ -53,12 +53,33 @@ func addIsolationFlag(f *pflag.FlagSet, dst *string) {
 	f.StringVar(dst, "isolation", recorder.IsolationAuto, "how servers are confined: auto, kernel or proxy (see Isolation above)")
 }
 
+// probeIsolation refuses an unknown --isolation (exit 2) and, unless it
+// is proxy, starts probing the kernel's sandbox in the background, for
+// checkIsolation to read later: the probe starts a process, and the
+// command loads its scenarios meanwhile.
+func probeIsolation(v string) error {
+	if err := knownIsolation(v); err != nil {
+		return err
+	}
+	if v != recorder.IsolationProxy {
+		recorder.ProbeKernelIsolation()
+	}
+	return nil
+}
+
+func knownIsolation(v string) error {
+	if !slices.Contains(recorder.Isolations, v) {
+		return usageErr(fmt.Errorf("--isolation %q: want one of %s", v, strings.Join(recorder.Isolations, ", ")))
+	}
+	return nil
+}
+
 // checkIsolation refuses an unknown --isolation (exit 2) and a kernel
 // isolation this machine cannot give (exit 4), and notes on w when auto
 // falls back to the proxy convention.
 func checkIsolation(w io.Writer, v string) error {
-	if !slices.Contains(recorder.Isolations, v) {
-		return usageErr(fmt.Errorf("--isolation %q: want one of %s", v, strings.Join(recorder.Isolations, ", ")))
+	if err := knownIsolation(v); err != nil {
+		return err
 	}
 	if v == recorder.IsolationProxy {
 		return nil // no probe: the sandbox is not used
