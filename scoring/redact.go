@@ -25,12 +25,30 @@ func Redact(v any, secrets []string) {
 	if len(pairs) == 0 {
 		return
 	}
-	redactValue(reflect.ValueOf(v), strings.NewReplacer(pairs...), map[uintptr]bool{})
+	r := &redactor{secrets: secrets, repl: strings.NewReplacer(pairs...)}
+	redactValue(reflect.ValueOf(v), r, map[uintptr]bool{})
+}
+
+// redactor masks secrets in strings. Most strings of a report hold none:
+// looking for each secret is much faster than the replacer's scan.
+type redactor struct {
+	secrets []string
+	repl    *strings.Replacer
+}
+
+// replace returns s with every secret masked, and whether it changed.
+func (r *redactor) replace(s string) (string, bool) {
+	for _, x := range r.secrets {
+		if x != "" && strings.Contains(s, x) {
+			return r.repl.Replace(s), true
+		}
+	}
+	return s, false
 }
 
 // redactValue replaces secrets in every settable string reachable from v
 // (the report types hold no interfaces).
-func redactValue(v reflect.Value, repl *strings.Replacer, seen map[uintptr]bool) {
+func redactValue(v reflect.Value, repl *redactor, seen map[uintptr]bool) {
 	switch v.Kind() {
 	case reflect.Pointer:
 		if v.IsNil() || seen[v.Pointer()] {
@@ -47,7 +65,9 @@ func redactValue(v reflect.Value, repl *strings.Replacer, seen map[uintptr]bool)
 	case reflect.Slice, reflect.Array:
 		if v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Uint8 { // json.RawMessage
 			if v.CanSet() && v.Len() > 0 {
-				v.SetBytes([]byte(repl.Replace(string(v.Bytes()))))
+				if s, changed := repl.replace(string(v.Bytes())); changed {
+					v.SetBytes([]byte(s))
+				}
 			}
 			return
 		}
@@ -63,8 +83,8 @@ func redactValue(v reflect.Value, repl *strings.Replacer, seen map[uintptr]bool)
 		}
 	case reflect.String:
 		if v.CanSet() {
-			if s := v.String(); s != "" {
-				v.SetString(repl.Replace(s))
+			if s, changed := repl.replace(v.String()); changed {
+				v.SetString(s)
 			}
 		}
 	}
