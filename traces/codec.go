@@ -453,9 +453,14 @@ func decodeFrame(d *zstd.Decoder, r *record) ([]byte, error) {
 
 // records checks that the record of run id, and those of the bases it is
 // stored against, can be read and parsed, without decompressing them.
-func (c *codec) records(id ID, depth int) error {
+// checked holds the runs found whole so far, which are not read again; id
+// is added to it.
+func (c *codec) records(id ID, depth int, checked map[ID]bool) error {
 	if depth > 3 {
 		return fmt.Errorf("run %s: bases nested too deep: %w", id, ErrCorrupt)
+	}
+	if checked[id] {
+		return nil
 	}
 	v, closer, err := c.s.get(runKey(id))
 	if errors.Is(err, pebble.ErrNotFound) {
@@ -479,10 +484,11 @@ func (c *codec) records(id ID, depth int) error {
 		if _, cached := c.plains.get(base); cached {
 			continue // read whole already
 		}
-		if err := c.records(base, depth+1); err != nil {
+		if err := c.records(base, depth+1, checked); err != nil {
 			return fmt.Errorf("run %s: base %d: %w", id, seq, err)
 		}
 	}
+	checked[id] = true
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -621,5 +622,24 @@ func TestCheckRecordsThroughBases(t *testing.T) {
 	}
 	if len(want) < len(refs)/2 || direct == 0 {
 		t.Errorf("%d of %d refs unreadable, %d through a base; want most, through bases", len(want), len(refs), direct)
+	}
+	// All at once, as replay checks them (each base read once): the error
+	// names the first damaged ref, and the whole ones pass together.
+	names := slices.Sorted(maps.Keys(refs))
+	var whole []string
+	first := ""
+	for _, name := range names {
+		switch {
+		case !slices.Contains(want, name):
+			whole = append(whole, name)
+		case first == "":
+			first = name
+		}
+	}
+	if err := s.CheckRecords(names...); err == nil || !strings.Contains(err.Error(), "ref "+first+":") {
+		t.Errorf("CheckRecords(all) = %v; want the first damaged, %s", err, first)
+	}
+	if err := s.CheckRecords(whole...); err != nil {
+		t.Errorf("CheckRecords(the whole ones) = %v", err)
 	}
 }
