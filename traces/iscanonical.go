@@ -126,6 +126,14 @@ func (v *canonicalChecker) str() (raw []byte, escaped, ok bool) {
 	start := v.pos
 	ascii := true
 	for v.pos < len(v.in) {
+		// Most bytes are printable ASCII other than a quote or a
+		// backslash: skipped in a tight loop.
+		for v.pos < len(v.in) && plainByte[v.in[v.pos]] {
+			v.pos++
+		}
+		if v.pos >= len(v.in) {
+			break
+		}
 		ch := v.in[v.pos]
 		switch {
 		case ch == '"':
@@ -172,6 +180,15 @@ func (v *canonicalChecker) str() (raw []byte, escaped, ok bool) {
 	}
 	return nil, false, false
 }
+
+// plainByte says a byte stands for itself in a canonical string: printable
+// ASCII other than a quote or a backslash.
+var plainByte = func() (t [256]bool) {
+	for b := 0x20; b < 0x80; b++ {
+		t[b] = b != '"' && b != '\\'
+	}
+	return t
+}()
 
 func isLowerHex(b byte) bool { return (b >= '0' && b <= '9') || (b >= 'a' && b <= 'f') }
 
