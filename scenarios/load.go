@@ -26,10 +26,30 @@ var goldenFS embed.FS
 // files are reported under this name.
 const GoldenDir = "scenarios/golden"
 
+// goldenNodes is the embedded suite parsed (see nodes.go).
+//
+//go:embed golden.nodes
+var goldenNodes []byte
+
 // Golden loads the shipped suite embedded in the binary. It does not
-// validate it; call Validate.
+// validate it; call Validate. The suite's YAML is read from its parsed
+// snapshot when the snapshot was made from it, and parsed otherwise.
 func Golden() ([]*Scenario, error) {
-	return LoadFS(goldenFS, "golden", GoldenDir)
+	paths, data, err := readManifests(goldenFS, "golden")
+	if err != nil {
+		return LoadFS(goldenFS, "golden", GoldenDir)
+	}
+	files, err := decodeNodes(goldenNodes, sourceHash(paths, data))
+	if err != nil {
+		return LoadFS(goldenFS, "golden", GoldenDir)
+	}
+	results := make([]fileResult, len(files))
+	onEveryCore(len(files), func(i int) {
+		ss, errs := decodeDocs(GoldenDir+strings.TrimPrefix(files[i].path, "golden"), files[i].docs)
+		errs.Sort()
+		results[i] = fileResult{ss, errs.Err()}
+	})
+	return collect(results, nil)
 }
 
 // maxFileSize bounds one manifest file.
@@ -39,24 +59,42 @@ const maxFileSize = 4 << 20
 // source in errors. It returns the scenarios it could decode and all the
 // errors found (an ErrorList), so one call reports every problem.
 func Parse(file string, data []byte) ([]*Scenario, error) {
-	var out []*Scenario
-	var errs ErrorList
 	if len(data) > maxFileSize {
-		errs = append(errs, &Error{File: file, Msg: fmt.Sprintf("file is larger than %d bytes", maxFileSize)})
-		return nil, errs
+		return nil, ErrorList{{File: file, Msg: fmt.Sprintf("file is larger than %d bytes", maxFileSize)}}
 	}
+	docs, err := parseDocs(data)
+	out, errs := decodeDocs(file, docs)
+	if err != nil {
+		errs = append(errs, syntaxError(file, err))
+	}
+	errs.Sort()
+	return out, errs.Err()
+}
+
+// parseDocs parses every YAML document of data; at a syntax error, it
+// returns the documents before it and the error.
+func parseDocs(data []byte) ([]*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	fields := fieldCache{}
+	var docs []*yaml.Node
 	for {
-		var doc yaml.Node
-		err := safeDecode(dec, &doc)
+		doc := &yaml.Node{}
+		err := safeDecode(dec, doc)
 		if errors.Is(err, io.EOF) {
-			break
+			return docs, nil
 		}
 		if err != nil {
-			errs = append(errs, syntaxError(file, err))
-			break
+			return docs, err
 		}
+		docs = append(docs, doc)
+	}
+}
+
+// decodeDocs decodes parsed documents of file as scenarios.
+func decodeDocs(file string, docs []*yaml.Node) ([]*Scenario, ErrorList) {
+	var out []*Scenario
+	var errs ErrorList
+	fields := fieldCache{}
+	for _, doc := range docs {
 		if len(doc.Content) == 0 {
 			continue
 		}
@@ -76,8 +114,7 @@ func Parse(file string, data []byte) ([]*Scenario, error) {
 			out = append(out, s)
 		}
 	}
-	errs.Sort()
-	return out, errs.Err()
+	return out, errs
 }
 
 // safeDecode turns a panic inside the YAML parser into an error: a
@@ -231,53 +268,72 @@ func LoadPaths(paths ...string) ([]*Scenario, error) {
 // LoadFS reads every manifest below dir in fsys, naming files as display
 // (in place of dir) in errors and in Scenario.File.
 func LoadFS(fsys fs.FS, dir, display string) ([]*Scenario, error) {
-	type file struct {
-		name string
-		data []byte
-		ss   []*Scenario
-		err  error
-	}
-	var files []*file
+	paths, data, err := readManifests(fsys, dir)
+	results := make([]fileResult, len(paths))
+	// YAML decoding is most of a command's start-up: the files are parsed
+	// on every core, and collected in walk order.
+	onEveryCore(len(paths), func(i int) {
+		results[i].ss, results[i].err = Parse(display+strings.TrimPrefix(paths[i], dir), data[i])
+	})
 	var errs ErrorList
-	err := fs.WalkDir(fsys, dir, func(fp string, de fs.DirEntry, err error) error {
+	if err != nil {
+		errs = append(errs, &Error{File: display, Msg: err.Error()})
+	}
+	return collect(results, errs)
+}
+
+// readManifests reads every manifest below dir in fsys, in walk order.
+func readManifests(fsys fs.FS, dir string) (paths []string, data [][]byte, err error) {
+	err = fs.WalkDir(fsys, dir, func(fp string, de fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if de.IsDir() || !IsManifest(fp) {
 			return nil
 		}
-		data, err := fs.ReadFile(fsys, fp)
+		b, err := fs.ReadFile(fsys, fp)
 		if err != nil {
 			return err
 		}
-		files = append(files, &file{name: display + strings.TrimPrefix(fp, dir), data: data})
+		paths, data = append(paths, fp), append(data, b)
 		return nil
 	})
-	// YAML decoding is most of a command's start-up: the files are parsed
-	// on every core, and collected in walk order.
+	return paths, data, err
+}
+
+// fileResult is what one manifest file decoded to.
+type fileResult struct {
+	ss  []*Scenario
+	err error
+}
+
+// collect joins the scenarios and the errors of files, in order, after
+// errs.
+func collect(results []fileResult, errs ErrorList) ([]*Scenario, error) {
+	var out []*Scenario
+	for _, r := range results {
+		out = append(out, r.ss...)
+		var l ErrorList
+		if errors.As(r.err, &l) {
+			errs = append(errs, l...)
+		}
+	}
+	return out, errs.Err()
+}
+
+// onEveryCore calls fn(0) to fn(n-1), as many at once as there are cores.
+func onEveryCore(n int, fn func(i int)) {
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
-	for _, f := range files {
+	for i := range n {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			f.ss, f.err = Parse(f.name, f.data)
+			fn(i)
 		}()
 	}
 	wg.Wait()
-	var out []*Scenario
-	for _, f := range files {
-		out = append(out, f.ss...)
-		var l ErrorList
-		if errors.As(f.err, &l) {
-			errs = append(errs, l...)
-		}
-	}
-	if err != nil {
-		errs = append(errs, &Error{File: display, Msg: err.Error()})
-	}
-	return out, errs.Err()
 }
 
 func pathErr(err error) string {
