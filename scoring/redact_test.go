@@ -14,6 +14,9 @@ func TestRedactEverywhere(t *testing.T) {
 		Raw  json.RawMessage
 	}
 	type doc struct {
+		Cyc    *cycA // types that refer to each other, looked at first
+		Other  *cycB // a string only through a cycA
+		Counts map[string][]int
 		Title  string
 		Lines  []string
 		ByName map[string]inner
@@ -22,6 +25,9 @@ func TestRedactEverywhere(t *testing.T) {
 	}
 	const long, short = "fc1.secret-token-xyz", "fc1.secret"
 	d := &doc{
+		Cyc:    &cycA{S: "top"},
+		Other:  &cycB{A: &cycA{S: "deep " + long}},
+		Counts: map[string][]int{"a": {1}},
 		Title:  "run with " + long,
 		Lines:  []string{"nothing here", "short " + short + " only"},
 		ByName: map[string]inner{"a": {Note: "in a map: " + long, Raw: json.RawMessage(`{"token":"` + short + `"}`)}},
@@ -30,6 +36,9 @@ func TestRedactEverywhere(t *testing.T) {
 	}
 	Redact(d, []string{short, long, short})
 	want := &doc{
+		Cyc:    &cycA{S: "top"},
+		Other:  &cycB{A: &cycA{S: "deep " + redact(long)}},
+		Counts: map[string][]int{"a": {1}},
 		Title:  "run with " + redact(long),
 		Lines:  []string{"nothing here", "short " + redact(short) + " only"},
 		ByName: map[string]inner{"a": {Note: "in a map: " + redact(long), Raw: json.RawMessage(`{"token":"` + redact(short) + `"}`)}},
@@ -45,3 +54,10 @@ func TestRedactEverywhere(t *testing.T) {
 		t.Fatal("redact(s) is s")
 	}
 }
+
+type cycA struct {
+	B *cycB
+	S string
+}
+
+type cycB struct{ A *cycA }
