@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/mcpbench/bench/internal/bounded"
 	"github.com/mcpbench/bench/traces"
@@ -468,9 +471,10 @@ func (r *Report) Runs() []*RunMetrics {
 // WriteJSON writes the report as indented JSON with a final newline: the
 // bytes of json.MarshalIndent(r, "", "  ") and a newline. The results'
 // scenario and suite entries, which grow with the runs (each scenario
-// holds its runs' metrics), are encoded and written one at a time, so the
-// document is never held whole in memory. An encoding error may leave
-// part of the report written.
+// holds its runs' metrics), are encoded a few at a time, on every core,
+// and written in order, so the document is never held whole in memory;
+// the rest of the report is encoded meanwhile. An encoding error may
+// leave part of the report written.
 func WriteJSON(w io.Writer, r *Report) error {
 	if r.Results == nil {
 		b, err := json.MarshalIndent(r, "", "  ")
@@ -482,24 +486,37 @@ func WriteJSON(w io.Writer, r *Report) error {
 	}
 	// Everything but the results, with empty results in their place: one
 	// member at the top level holds "results", so the stub is found once.
-	head := *r
-	head.Results = &Results{}
-	b, err := json.MarshalIndent(&head, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding report: %w", err)
+	type encoded struct {
+		b   []byte
+		err error
 	}
-	at := bytes.Index(b, []byte(resultsStub))
-	if at < 0 {
-		return fmt.Errorf("encoding report: no results member")
-	}
+	headc := make(chan encoded, 1)
+	go func() {
+		head := *r
+		head.Results = &Results{}
+		b, err := json.MarshalIndent(&head, "", "  ")
+		headc <- encoded{b, err}
+	}()
+	var b []byte
+	var at int
 	bw := bufio.NewWriterSize(w, 64<<10)
-	bw.Write(b[:at+len(resultsKey)])
-	bw.WriteString("{\n    \"scenarios\": ")
-	if err := writeJSONArray(bw, r.Results.Scenarios, "      "); err != nil {
+	writeHead := func() error {
+		h := <-headc
+		if h.err != nil {
+			return fmt.Errorf("encoding report: %w", h.err)
+		}
+		if b, at = h.b, bytes.Index(h.b, []byte(resultsStub)); at < 0 {
+			return fmt.Errorf("encoding report: no results member")
+		}
+		bw.Write(b[:at+len(resultsKey)])
+		bw.WriteString("{\n    \"scenarios\": ")
+		return nil
+	}
+	if err := writeJSONArray(bw, r.Results.Scenarios, "      ", writeHead); err != nil {
 		return err
 	}
 	bw.WriteString(",\n    \"suites\": ")
-	if err := writeJSONArray(bw, r.Results.Suites, "      "); err != nil {
+	if err := writeJSONArray(bw, r.Results.Suites, "      ", nil); err != nil {
 		return err
 	}
 	bw.WriteString("\n  }")
@@ -516,31 +533,73 @@ const (
 )
 
 // writeJSONArray writes xs as json.MarshalIndent writes it inside a
-// document, its elements at indentation prefix, one element encoded at a
-// time.
-func writeJSONArray[T any](w *bufio.Writer, xs []T, prefix string) error {
+// document, its elements at indentation prefix: a window of elements is
+// encoded on every core, then written in order, then the next. before,
+// when not nil, is called once before anything is written (while the
+// first window is encoded).
+func writeJSONArray[T any](w *bufio.Writer, xs []T, prefix string, before func() error) error {
+	start := func() error {
+		if before == nil {
+			return nil
+		}
+		f := before
+		before = nil
+		return f()
+	}
 	switch {
 	case xs == nil:
+		if err := start(); err != nil {
+			return err
+		}
 		_, err := w.WriteString("null")
 		return err
 	case len(xs) == 0:
+		if err := start(); err != nil {
+			return err
+		}
 		_, err := w.WriteString("[]")
 		return err
 	}
-	w.WriteByte('[')
-	var buf bytes.Buffer
-	for i, x := range xs {
-		if i > 0 {
-			w.WriteByte(',')
+	workers := runtime.GOMAXPROCS(0)
+	window := make([]bytes.Buffer, min(len(xs), 4*workers))
+	errs := make([]error, len(window))
+	for lo := 0; lo < len(xs); lo += len(window) {
+		hi := min(len(xs), lo+len(window))
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range min(workers, hi-lo) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					j := int(next.Add(1)) - 1
+					if lo+j >= hi {
+						return
+					}
+					window[j].Reset()
+					errs[j] = indentElement(&window[j], xs[lo+j], prefix)
+				}
+			}()
 		}
-		w.WriteByte('\n')
-		w.WriteString(prefix)
-		buf.Reset()
-		if err := indentElement(&buf, x, prefix); err != nil {
-			return fmt.Errorf("encoding report: %w", err)
-		}
-		if _, err := w.Write(buf.Bytes()); err != nil {
+		wg.Wait()
+		if err := start(); err != nil {
 			return err
+		}
+		if lo == 0 {
+			w.WriteByte('[')
+		}
+		for j := range hi - lo {
+			if errs[j] != nil {
+				return fmt.Errorf("encoding report: %w", errs[j])
+			}
+			if lo+j > 0 {
+				w.WriteByte(',')
+			}
+			w.WriteByte('\n')
+			w.WriteString(prefix)
+			if _, err := w.Write(window[j].Bytes()); err != nil {
+				return err
+			}
 		}
 	}
 	w.WriteByte('\n')

@@ -328,7 +328,13 @@ func TestFoldMisses(t *testing.T) {
 // WriteJSON streams the results; its bytes are json.MarshalIndent's.
 func TestWriteJSONIsMarshalIndent(t *testing.T) {
 	full := reportFixture(t)
+	// More scenarios than a window of elements encoded at once holds.
+	var many []*ScenarioResult
+	for len(many) < 37 {
+		many = append(many, full.Results.Scenarios...)
+	}
 	for name, r := range map[string]*Report{
+		"many windows": {Format: ReportFormat, Title: "x", Results: &Results{Scenarios: many, Suites: full.Results.Suites}, Comparison: full.Comparison},
 		"full":         full,
 		"nil results":  {Format: ReportFormat, Methodology: MethodologyVersion},
 		"empty":        {Format: ReportFormat, Results: &Results{}},
