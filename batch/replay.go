@@ -159,11 +159,7 @@ func (r *Replay) Run(ctx context.Context) (*ReplayResult, error) {
 	// Every recorded run's record (and its bases') is read before a replay
 	// is stored: damage is said once, before anything is written to the
 	// damaged store.
-	names := make([]string, len(r.Refs))
-	for i, ref := range r.Refs {
-		names[i] = ref.Name
-	}
-	if err := r.Store.CheckRecords(names...); err != nil {
+	if err := r.Store.CheckRunRecords(r.Refs...); err != nil {
 		return nil, fmt.Errorf("store %s: %w", r.Store.Dir(), err)
 	}
 	workers := r.parallel()

@@ -642,4 +642,12 @@ func TestCheckRecordsThroughBases(t *testing.T) {
 	if err := s.CheckRecords(whole...); err != nil {
 		t.Errorf("CheckRecords(the whole ones) = %v", err)
 	}
+	// The refs as Refs lists them (replay's): the same answer.
+	listed, err := s.Refs("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CheckRunRecords(listed...); err == nil || !strings.Contains(err.Error(), "ref "+first+":") {
+		t.Errorf("CheckRunRecords(all) = %v; want the first damaged, %s", err, first)
+	}
 }

@@ -743,7 +743,7 @@ func (s *Store) CheckRef(name string) error {
 // is read once. It costs a few microseconds a run, where CheckRef costs a
 // read. The error names the first damaged ref.
 func (s *Store) CheckRecords(names ...string) error {
-	checked := map[ID]bool{}
+	refs := make([]Ref, 0, len(names))
 	for _, name := range names {
 		id, err := s.Ref(name)
 		switch {
@@ -752,11 +752,21 @@ func (s *Store) CheckRecords(names ...string) error {
 		case err != nil:
 			return err
 		}
-		if err := s.codec.records(id, 0, checked); err != nil {
+		refs = append(refs, Ref{Name: name, Run: id})
+	}
+	return s.CheckRunRecords(refs...)
+}
+
+// CheckRunRecords is CheckRecords of refs already read (Refs): the runs
+// they point to are checked, the refs are not read again.
+func (s *Store) CheckRunRecords(refs ...Ref) error {
+	checked := map[ID]bool{}
+	for _, r := range refs {
+		if err := s.codec.records(r.Run, 0, checked); err != nil {
 			if !errors.Is(err, ErrCorrupt) {
 				err = fmt.Errorf("%w: %w", err, ErrCorrupt)
 			}
-			return fmt.Errorf("ref %s: %w", name, err)
+			return fmt.Errorf("ref %s: %w", r.Name, err)
 		}
 	}
 	return nil
