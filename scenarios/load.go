@@ -275,11 +275,11 @@ func LoadFS(fsys fs.FS, dir, display string) ([]*Scenario, error) {
 	onEveryCore(len(paths), func(i int) {
 		results[i].ss, results[i].err = Parse(display+strings.TrimPrefix(paths[i], dir), data[i])
 	})
-	var errs ErrorList
+	var walkErr ErrorList
 	if err != nil {
-		errs = append(errs, &Error{File: display, Msg: err.Error()})
+		walkErr = ErrorList{{File: display, Msg: err.Error()}}
 	}
-	return collect(results, errs)
+	return collect(results, walkErr)
 }
 
 // readManifests reads every manifest below dir in fsys, in walk order.
@@ -307,10 +307,11 @@ type fileResult struct {
 	err error
 }
 
-// collect joins the scenarios and the errors of files, in order, after
-// errs.
-func collect(results []fileResult, errs ErrorList) ([]*Scenario, error) {
+// collect joins the scenarios and the errors of files, in order, then
+// more.
+func collect(results []fileResult, more ErrorList) ([]*Scenario, error) {
 	var out []*Scenario
+	var errs ErrorList
 	for _, r := range results {
 		out = append(out, r.ss...)
 		var l ErrorList
@@ -318,7 +319,7 @@ func collect(results []fileResult, errs ErrorList) ([]*Scenario, error) {
 			errs = append(errs, l...)
 		}
 	}
-	return out, errs.Err()
+	return out, append(errs, more...).Err()
 }
 
 // onEveryCore calls fn(0) to fn(n-1), as many at once as there are cores.
