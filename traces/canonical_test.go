@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -328,6 +329,42 @@ func TestIsCanonicalEscapedValues(t *testing.T) {
 	for _, s := range []string{`{"content":"{\"a\":1}","role":"tool"}`, `["\u0000\n\\"]`, `{"a":"\"","b":1}`} {
 		if !isCanonical([]byte(s)) {
 			t.Errorf("isCanonical(%s) = false", s)
+		}
+	}
+}
+
+// specialByteIn answers for every byte value, alone and among plain ones,
+// as plainByte does byte by byte.
+func TestSpecialByteIn(t *testing.T) {
+	for b := range 256 {
+		for at := range 8 {
+			var w [8]byte
+			for i := range w {
+				w[i] = 'a'
+			}
+			w[at] = byte(b)
+			x := uint64(0)
+			for i := 7; i >= 0; i-- {
+				x = x<<8 | uint64(w[i])
+			}
+			if got := specialByteIn(x); got != !plainByte[b] {
+				t.Fatalf("byte %#x at %d: special %v, plain %v", b, at, got, plainByte[b])
+			}
+		}
+	}
+	// Words of bytes near the edges (0x1f/0x20, the quote, the backslash,
+	// 0x7f/0x80), from a fixed seed.
+	edges := []byte{0x00, 0x01, 0x1f, 0x20, 0x21, '"', 0x23, 0x5b, '\\', 0x5d, 0x7e, 0x7f, 0x80, 0x81, 0xfe, 0xff, 'a'}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200000 {
+		x, want := uint64(0), false
+		for range 8 {
+			b := edges[rng.IntN(len(edges))]
+			x = x<<8 | uint64(b)
+			want = want || !plainByte[b]
+		}
+		if got := specialByteIn(x); got != want {
+			t.Fatalf("%#016x: special %v, want %v", x, got, want)
 		}
 	}
 }
