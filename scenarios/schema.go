@@ -16,7 +16,20 @@ import (
 // Schema is a compiled JSON Schema. It is safe for concurrent use.
 type Schema struct {
 	s *jsonschema.Schema
+
+	// memo holds the answers to the first small documents validated: a
+	// replay validates the same answers and arguments as its recording,
+	// and repeats of a run give the same ones.
+	mu   sync.Mutex
+	memo map[string]error
 }
+
+// The memo of a Schema keeps at most memoEntries documents, each of at
+// most memoBytes.
+const (
+	memoEntries = 8
+	memoBytes   = 2 << 10
+)
 
 // CompileSchema compiles a JSON Schema (decoded YAML or JSON, or raw JSON
 // bytes) as JSON Schema 2020-12 unless it names another draft. References
@@ -42,6 +55,28 @@ func CompileSchema(schema any) (*Schema, error) {
 // an error listing every failure, sorted, so the message is the same on
 // every run (it reaches models and reports).
 func (s *Schema) Validate(doc []byte) error {
+	if len(doc) > memoBytes {
+		return s.validate(doc)
+	}
+	s.mu.Lock()
+	err, ok := s.memo[string(doc)]
+	s.mu.Unlock()
+	if ok {
+		return err
+	}
+	err = s.validate(doc)
+	s.mu.Lock()
+	if s.memo == nil {
+		s.memo = map[string]error{}
+	}
+	if len(s.memo) < memoEntries {
+		s.memo[string(doc)] = err
+	}
+	s.mu.Unlock()
+	return err
+}
+
+func (s *Schema) validate(doc []byte) error {
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
 	if err != nil {
 		return err

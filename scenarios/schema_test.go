@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -68,5 +69,45 @@ result_schema: {type: frobnicate}
 	}
 	if _, err := bad.ResultShape(); err == nil || !strings.Contains(err.Error(), "invalid schema") {
 		t.Errorf("bad schema: ResultShape error %v", err)
+	}
+}
+
+// Validate answers a document it has seen as it did the first time,
+// from its memo, and one past the memo's bounds (too many, too large) as
+// if there were no memo; under concurrent use too.
+func TestSchemaMemo(t *testing.T) {
+	s, err := CompileSchema(map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer", "maximum": 5}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := func(n int) []byte { return []byte(`{"n":` + strconv.Itoa(n) + `}`) }
+	want := func(n int) bool { return n <= 5 }
+	big := []byte(`{"n":9,"pad":"` + strings.Repeat("x", memoBytes) + `"}`)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 3 * memoEntries {
+				n := (i + g) % (2 * memoEntries)
+				if err := s.Validate(doc(n)); (err == nil) != want(n) {
+					t.Errorf("n=%d: %v", n, err)
+				}
+			}
+			if err := s.Validate(big); err == nil || !strings.Contains(err.Error(), "maximum") {
+				t.Errorf("large document: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	s.mu.Lock()
+	n := len(s.memo)
+	s.mu.Unlock()
+	if n != memoEntries {
+		t.Errorf("memo holds %d documents, want %d", n, memoEntries)
+	}
+	first, again := s.Validate(doc(7)), s.Validate(doc(7))
+	if first == nil || again == nil || first.Error() != again.Error() {
+		t.Errorf("the same document answered %v, then %v", first, again)
 	}
 }
