@@ -37,11 +37,11 @@ var goldenNodes []byte
 func Golden() ([]*Scenario, error) {
 	paths, data, err := readManifests(goldenFS, "golden")
 	if err != nil {
-		return LoadFS(goldenFS, "golden", GoldenDir)
+		return parseManifests(paths, data, err, "golden", GoldenDir)
 	}
 	files, err := decodeNodes(goldenNodes, sourceHash(paths, data))
 	if err != nil {
-		return LoadFS(goldenFS, "golden", GoldenDir)
+		return parseManifests(paths, data, nil, "golden", GoldenDir)
 	}
 	results := make([]fileResult, len(files))
 	onEveryCore(len(files), func(i int) {
@@ -269,17 +269,23 @@ func LoadPaths(paths ...string) ([]*Scenario, error) {
 // (in place of dir) in errors and in Scenario.File.
 func LoadFS(fsys fs.FS, dir, display string) ([]*Scenario, error) {
 	paths, data, err := readManifests(fsys, dir)
+	return parseManifests(paths, data, err, dir, display)
+}
+
+// parseManifests parses the manifests read below dir (readManifests),
+// naming them as LoadFS does; walkErr is what the walk failed with.
+func parseManifests(paths []string, data [][]byte, walkErr error, dir, display string) ([]*Scenario, error) {
 	results := make([]fileResult, len(paths))
 	// YAML decoding is most of a command's start-up: the files are parsed
 	// on every core, and collected in walk order.
 	onEveryCore(len(paths), func(i int) {
 		results[i].ss, results[i].err = Parse(display+strings.TrimPrefix(paths[i], dir), data[i])
 	})
-	var walkErr ErrorList
-	if err != nil {
-		walkErr = ErrorList{{File: display, Msg: err.Error()}}
+	var more ErrorList
+	if walkErr != nil {
+		more = ErrorList{{File: display, Msg: walkErr.Error()}}
 	}
-	return collect(results, walkErr)
+	return collect(results, more)
 }
 
 // readManifests reads every manifest below dir in fsys, in walk order.

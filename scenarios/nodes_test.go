@@ -101,15 +101,8 @@ func TestNodesRefused(t *testing.T) {
 // An alias is written as the node it stands for and read back so; a node
 // tree that is not a tree is refused.
 func TestNodesAliases(t *testing.T) {
-	docs, err := parseDocs([]byte("a: &x {k: [1, 2]}\nb: *x\n# foot\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var src [32]byte
-	snap, err := encodeNodes(src, []nodeFile{{path: "t.yaml", docs: docs}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	docs, snap := snapshotOf(t, "a: &x {k: [1, 2]}\nb: *x\n# foot\n")
 	back, err := decodeNodes(snap, src)
 	if err != nil {
 		t.Fatal(err)
@@ -128,16 +121,23 @@ func TestNodesAliases(t *testing.T) {
 	}
 }
 
+// snapshotOf parses text as one file t.yaml and writes its snapshot (of
+// the zero source hash).
+func snapshotOf(t testing.TB, text string) ([]*yaml.Node, []byte) {
+	docs, err := parseDocs([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := encodeNodes([32]byte{}, []nodeFile{{path: "t.yaml", docs: docs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return docs, snap
+}
+
 func FuzzDecodeNodes(f *testing.F) {
-	docs, err := parseDocs([]byte("a: &x {k: [1, 2]}\nb: *x\nc: 'q' # c\n---\n- 1\n"))
-	if err != nil {
-		f.Fatal(err)
-	}
 	var src [32]byte
-	snap, err := encodeNodes(src, []nodeFile{{path: "t.yaml", docs: docs}})
-	if err != nil {
-		f.Fatal(err)
-	}
+	_, snap := snapshotOf(f, "a: &x {k: [1, 2]}\nb: *x\nc: 'q' # c\n---\n- 1\n")
 	f.Add(snap)
 	f.Add(snap[:len(snap)/2])
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -538,26 +538,18 @@ const (
 // when not nil, is called once before anything is written (while the
 // first window is encoded).
 func writeJSONArray[T any](w *bufio.Writer, xs []T, prefix string, before func() error) error {
-	start := func() error {
-		if before == nil {
-			return nil
-		}
-		f := before
-		before = nil
-		return f()
+	if before == nil {
+		before = func() error { return nil }
 	}
-	switch {
-	case xs == nil:
-		if err := start(); err != nil {
+	if len(xs) == 0 {
+		if err := before(); err != nil {
 			return err
 		}
-		_, err := w.WriteString("null")
-		return err
-	case len(xs) == 0:
-		if err := start(); err != nil {
-			return err
+		empty := "[]"
+		if xs == nil {
+			empty = "null"
 		}
-		_, err := w.WriteString("[]")
+		_, err := w.WriteString(empty)
 		return err
 	}
 	workers := runtime.GOMAXPROCS(0)
@@ -582,10 +574,10 @@ func writeJSONArray[T any](w *bufio.Writer, xs []T, prefix string, before func()
 			}()
 		}
 		wg.Wait()
-		if err := start(); err != nil {
-			return err
-		}
 		if lo == 0 {
+			if err := before(); err != nil {
+				return err
+			}
 			w.WriteByte('[')
 		}
 		for j := range hi - lo {

@@ -743,7 +743,7 @@ func (s *Store) CheckRef(name string) error {
 // is read once. It costs a few microseconds a run, where CheckRef costs a
 // read. The error names the first damaged ref.
 func (s *Store) CheckRecords(names ...string) error {
-	refs := make([]Ref, 0, len(names))
+	checked := map[ID]bool{}
 	for _, name := range names {
 		id, err := s.Ref(name)
 		switch {
@@ -752,9 +752,11 @@ func (s *Store) CheckRecords(names ...string) error {
 		case err != nil:
 			return err
 		}
-		refs = append(refs, Ref{Name: name, Run: id})
+		if err := s.checkRun(Ref{Name: name, Run: id}, checked); err != nil {
+			return err
+		}
 	}
-	return s.CheckRunRecords(refs...)
+	return nil
 }
 
 // CheckRunRecords is CheckRecords of refs already read (Refs): the runs
@@ -762,12 +764,20 @@ func (s *Store) CheckRecords(names ...string) error {
 func (s *Store) CheckRunRecords(refs ...Ref) error {
 	checked := map[ID]bool{}
 	for _, r := range refs {
-		if err := s.codec.records(r.Run, 0, checked); err != nil {
-			if !errors.Is(err, ErrCorrupt) {
-				err = fmt.Errorf("%w: %w", err, ErrCorrupt)
-			}
-			return fmt.Errorf("ref %s: %w", r.Name, err)
+		if err := s.checkRun(r, checked); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// checkRun checks the records of r's run, skipping those in checked.
+func (s *Store) checkRun(r Ref, checked map[ID]bool) error {
+	if err := s.codec.records(r.Run, 0, checked); err != nil {
+		if !errors.Is(err, ErrCorrupt) {
+			err = fmt.Errorf("%w: %w", err, ErrCorrupt)
+		}
+		return fmt.Errorf("ref %s: %w", r.Name, err)
 	}
 	return nil
 }
