@@ -52,6 +52,11 @@ type pipeline[In, Mid, Out any] struct {
 	read func(it item) (In, error)
 	// prestart starts the server an item will need, in the background.
 	prestart func(w int, it item)
+	// prepare works out what an item's run will need of its scenario (a
+	// compiled result schema), in the background while the item before it
+	// executes, so that the work is not on the run's path. Nil prepares
+	// nothing; an item whose scenario is not known yet is not prepared.
+	prepare func(w int, it item)
 	// execute runs an item on worker w.
 	execute func(ctx context.Context, w int, it item, in In) (Mid, error)
 	// finish completes an executed item beside the worker's next one.
@@ -233,8 +238,9 @@ func assign(items []item, workers int) [][]item {
 // work runs one worker: its items in order, each read while the one before
 // executes, finished beside the next.
 func (p *pipeline[In, Mid, Out]) work(ctx context.Context, w int, src source, done chan<- outcome[Out]) {
-	var finishing sync.WaitGroup
+	var finishing, preparing sync.WaitGroup
 	defer finishing.Wait()
+	defer preparing.Wait()
 	slots := make(chan struct{}, 2) // runs being finished at once
 	type read struct {
 		in  In
@@ -271,6 +277,13 @@ func (p *pipeline[In, Mid, Out]) work(ctx context.Context, w int, src source, do
 			return
 		}
 		p.prestartAfter(w, it, later)
+		if p.prepare != nil && len(later) > 0 && later[0].sc != nil {
+			preparing.Add(1)
+			go func(next item) {
+				defer preparing.Done()
+				p.prepare(w, next)
+			}(later[0])
+		}
 		p.mu.Lock()
 		if p.first.IsZero() {
 			p.first = time.Now()

@@ -184,6 +184,11 @@ func (r *Record) Run(ctx context.Context) (*RecordResult, error) {
 				rec.Prestart(r.Profile, r.Runs[it.index].Scenario)
 			}
 		},
+		prepare: func(_ int, it item) {
+			if state[it.index] != stored {
+				rec.Prepare(it.sc)
+			}
+		},
 		execute: func(ctx context.Context, _ int, it item, _ struct{}) (*executed, error) {
 			j := job(r.Runs[it.index])
 			ref := j.Ref()

@@ -204,6 +204,7 @@ func (r *Replay) Run(ctx context.Context) (*ReplayResult, error) {
 			return run, nil
 		},
 		prestart: func(w int, it item) { recs[w].Prestart(r.Profile, it.sc) },
+		prepare:  func(w int, it item) { recs[w].Prepare(it.sc) },
 		execute: func(ctx context.Context, w int, it item, recorded *traces.Run) (*replayedRun, error) {
 			if recorded == nil || recorded.Manifest.Mode != traces.ModeRecord || r.Scenarios[recorded.Manifest.Scenario.ID] == nil {
 				return nil, nil // not a run to replay

@@ -195,6 +195,17 @@ type scenarioPrep struct {
 	validate     func(json.RawMessage) error
 }
 
+// Prepare works out ahead what a run of sc needs of its scenario (its hash
+// and its compiled result schema), so that the run does not: a batch calls
+// it for its next run while the one before executes. A run of a scenario
+// no one prepared prepares it itself, and reports what fails; Prepare
+// reports nothing. It is safe for concurrent use.
+func (r *Recorder) Prepare(sc *scenarios.Scenario) {
+	if sc != nil {
+		r.prepare(sc)
+	}
+}
+
 // prepare returns sc's prep, computing it on first use. Scenarios are not
 // changed once loaded, so the pointer identifies them.
 func (r *Recorder) prepare(sc *scenarios.Scenario) (*scenarioPrep, error) {
