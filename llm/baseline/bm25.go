@@ -1,6 +1,7 @@
 package baseline
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"sort"
@@ -26,19 +27,11 @@ type scored struct {
 // rank scores tools against query with BM25 and sorts them best first,
 // ties by name so the order never depends on the input order.
 func rank(query string, tools []llm.Tool, cache *Cache) []scored {
-	docs := make([][]string, len(tools))
+	docs := make([]*toolDoc, len(tools))
 	var total int
-	df := map[string]int{}
 	for i, t := range tools {
-		docs[i] = cache.toolTokens(t)
-		total += len(docs[i])
-		seen := map[string]bool{}
-		for _, w := range docs[i] {
-			if !seen[w] {
-				seen[w] = true
-				df[w]++
-			}
-		}
+		docs[i] = cache.doc(t)
+		total += docs[i].len
 	}
 	n := float64(len(tools))
 	avg := 1.0
@@ -46,20 +39,27 @@ func rank(query string, tools []llm.Tool, cache *Cache) []scored {
 		avg = float64(total) / n
 	}
 	q := unique(tokens(query))
+	// Only the query's words count, so only their document frequencies are
+	// needed: how many tools' documents hold each.
+	df := make([]int, len(q))
+	for j, w := range q {
+		for _, d := range docs {
+			if d.tf[w] > 0 {
+				df[j]++
+			}
+		}
+	}
 	out := make([]scored, len(tools))
 	for i, t := range tools {
-		tf := map[string]int{}
-		for _, w := range docs[i] {
-			tf[w]++
-		}
+		tf := docs[i].tf
 		var s float64
-		for _, w := range q {
+		for j, w := range q {
 			f := float64(tf[w])
 			if f == 0 {
 				continue
 			}
-			idf := math.Log(1 + (n-float64(df[w])+0.5)/(float64(df[w])+0.5)) // as in rareTermIDF
-			s += idf * f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*float64(len(docs[i]))/avg))
+			idf := math.Log(1 + (n-float64(df[j])+0.5)/(float64(df[j])+0.5)) // as in rareTermIDF
+			s += idf * f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*float64(docs[i].len)/avg))
 		}
 		out[i] = scored{tool: t, score: s}
 	}
@@ -83,32 +83,52 @@ func rareTermIDF(n int) float64 {
 // share one across the Models of a batch (Options.Cache).
 type Cache struct {
 	mu   sync.Mutex
-	docs map[string][]string // name NUL description NUL schema -> words; only read
+	docs map[toolName][]*toolDoc // only read once made
+	size int
+}
+
+// toolName is what a tool's document is looked up by; the documents of
+// tools that share it differ by schema.
+type toolName struct{ name, description string }
+
+// toolDoc is a tool's document as BM25 reads it: the count of each word
+// and the number of words.
+type toolDoc struct {
+	schema []byte
+	tf     map[string]int
+	len    int
 }
 
 // NewCache returns an empty cache.
-func NewCache() *Cache { return &Cache{docs: map[string][]string{}} }
+func NewCache() *Cache { return &Cache{docs: map[toolName][]*toolDoc{}} }
 
 const cacheMax = 1 << 14
 
-// toolTokens is the document of a tool: its name, description, and the
-// names and descriptions of its top-level parameters.
-func (c *Cache) toolTokens(t llm.Tool) []string {
-	key := t.Name + "\x00" + t.Description + "\x00" + string(t.InputSchema)
+// doc is the document of a tool (tokenizeTool), made once per tool.
+func (c *Cache) doc(t llm.Tool) *toolDoc {
+	key := toolName{t.Name, t.Description}
 	c.mu.Lock()
-	ws, ok := c.docs[key]
-	c.mu.Unlock()
-	if ok {
-		return ws
+	for _, d := range c.docs[key] {
+		if bytes.Equal(d.schema, t.InputSchema) {
+			c.mu.Unlock()
+			return d
+		}
 	}
-	ws = tokenizeTool(t)
+	c.mu.Unlock()
+	ws := tokenizeTool(t)
+	d := &toolDoc{schema: bytes.Clone(t.InputSchema), tf: make(map[string]int, len(ws)), len: len(ws)}
+	for _, w := range ws {
+		d.tf[w]++
+	}
 	c.mu.Lock()
-	if len(c.docs) >= cacheMax {
+	if c.size >= cacheMax {
 		clear(c.docs) // a bound, never reached by one suite
+		c.size = 0
 	}
-	c.docs[key] = ws
+	c.docs[key] = append(c.docs[key], d)
+	c.size++
 	c.mu.Unlock()
-	return ws
+	return d
 }
 
 func tokenizeTool(t llm.Tool) []string {
