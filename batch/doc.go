@@ -15,14 +15,18 @@
 //     (recorder.ServerGroup). A replay gives each group to one worker, which
 //     replays it in item order, so every run meets the server in the state
 //     it would meet it in with one worker, and a replay's results do not
-//     depend on Parallel. A recording hands its items to whichever worker is
-//     free (a live model's turns take as long as they take) and lets the
-//     recorder pool its servers.
+//     depend on Parallel. A recording with ReuseServer does the same, so a
+//     server meets the runs of its group in the order their replay will
+//     run them. A recording without it hands its items to whichever worker
+//     is free (a live model's turns take as long as they take).
 //   - Prestart: while a worker executes an item, the server its next item
 //     needs starts in the background (recorder.Recorder.Prestart), so a
 //     server's start-up overlaps the run before.
 //   - Read-ahead: a replay reads the next recorded run of a worker from the
 //     store while the current one replays.
+//   - Prepare: while a worker executes an item, what its next item's run
+//     needs of its scenario (its hash, its compiled result schema) is
+//     worked out in the background (recorder.Recorder.Prepare).
 //   - Finishing is what follows a run: storing it (a recording syncs each
 //     run to disk; a replay writes without waiting, and syncs once at the
 //     end) and, in a replay, scoring it. It happens beside the worker's next

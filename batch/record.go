@@ -178,7 +178,11 @@ func (r *Record) Run(ctx context.Context) (*RecordResult, error) {
 		skipped  bool
 	}
 	p := &pipeline[struct{}, *executed, *Recorded]{
-		workers: r.parallel(), reuse: r.ReuseServer, items: items,
+		// With reuse, each server group's runs go to one worker, one after
+		// the other, in the order a replay runs them (a server that keeps
+		// state between runs meets them in the same order), and the next
+		// group's server starts while the group before runs.
+		workers: r.parallel(), static: r.ReuseServer, reuse: r.ReuseServer, items: items,
 		prestart: func(_ int, it item) {
 			if state[it.index] != stored {
 				rec.Prestart(r.Profile, r.Runs[it.index].Scenario)
