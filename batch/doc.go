@@ -37,6 +37,11 @@
 //     misses) is kept; the run itself is dropped once finished, so memory
 //     does not grow with the batch.
 //
+// Before a replay stores anything, every recorded run's record is read
+// (traces.Store.CheckRunRecords), so that damage is said once, by name,
+// and nothing is written to a damaged store; the check runs beside the
+// first runs, and the first replay to be stored waits for it.
+//
 // Cancelling the context stops the batch: runs in flight are abandoned and
 // not stored (a rerun of the recording resumes where it stopped), reads in
 // flight are let finish, and the error says it was interrupted.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpbench/bench/llm"
@@ -158,10 +159,21 @@ func (r *Replay) Run(ctx context.Context) (*ReplayResult, error) {
 	}
 	// Every recorded run's record (and its bases') is read before a replay
 	// is stored: damage is said once, before anything is written to the
-	// damaged store.
-	if err := r.Store.CheckRunRecords(r.Refs...); err != nil {
-		return nil, fmt.Errorf("store %s: %w", r.Store.Dir(), err)
+	// damaged store. The check runs beside the first runs, and the first
+	// replay to be stored waits for it.
+	check := make(chan error, 1)
+	go func() { check <- r.Store.CheckRunRecords(r.Refs...) }()
+	var checkOnce sync.Once
+	var damage error
+	checked := func() error {
+		checkOnce.Do(func() {
+			if err := <-check; err != nil {
+				damage = fmt.Errorf("store %s: %w", r.Store.Dir(), err)
+			}
+		})
+		return damage
 	}
+	defer checked() // nothing is left reading the store
 	workers := r.parallel()
 	wallStart := time.Now()
 	clocks := make([]*replayer.Clock, workers)
@@ -226,6 +238,9 @@ func (r *Replay) Run(ctx context.Context) (*ReplayResult, error) {
 			if rr == nil {
 				return nil, nil
 			}
+			if err := checked(); err != nil {
+				return nil, err
+			}
 			return r.finish(it, rr)
 		},
 		deliver: func(it item, out *Replayed) {
@@ -268,6 +283,9 @@ func (r *Replay) Run(ctx context.Context) (*ReplayResult, error) {
 	}
 	err := p.run(ctx)
 	res.Times = p.times()
+	if d := checked(); d != nil {
+		return nil, d // what a run read of the damage is said by the check
+	}
 	if serr := r.Store.Sync(); err == nil {
 		err = serr
 	}
