@@ -22,8 +22,8 @@
 //   - Prestart: while a worker executes an item, the server its next item
 //     needs starts in the background (recorder.Recorder.Prestart), so a
 //     server's start-up overlaps the run before.
-//   - Read-ahead: a replay reads the next recorded run of a worker from the
-//     store while the current one replays.
+//   - Read-ahead: a replay reads the next three recorded runs of a worker
+//     from the store while the current one replays.
 //   - Prepare: while a worker executes an item, what its next item's run
 //     needs of its scenario (its hash, its compiled result schema) is
 //     worked out in the background (recorder.Recorder.Prepare).

@@ -31,8 +31,8 @@ type item struct {
 	first bool                // the first item of its group in its worker's queue
 }
 
-// pipeline executes items on workers: each item is read (one item ahead
-// per worker), executed, then finished beside the worker's next item, and
+// pipeline executes items on workers: each item is read (ahead of the
+// worker, on a static queue), executed, then finished beside the worker's next item, and
 // its result delivered in item order. An error from read, execute or
 // finish stops the batch; of the errors seen, the earliest item's is
 // returned.
@@ -47,8 +47,8 @@ type pipeline[In, Mid, Out any] struct {
 	items []item
 
 	// read returns what execute needs of an item; it runs in the
-	// background while the worker executes the item before. Nil reads
-	// nothing.
+	// background while the worker executes the items before (up to
+	// readAhead items ahead on a static queue). Nil reads nothing.
 	read func(it item) (In, error)
 	// prestart starts the server an item will need, in the background.
 	prestart func(w int, it item)
@@ -257,22 +257,36 @@ func (p *pipeline[In, Mid, Out]) work(ctx context.Context, w int, src source, do
 		}()
 		return func() (In, error) { r := <-ch; return r.in, r.err }
 	}
+	// A static queue's next items are read readAhead ahead: a run shorter
+	// than the read of the next one (an answer without a tool call) would
+	// otherwise wait for it.
+	ahead := map[int]func() (In, error){} // item index -> its read in flight
+	readOf := func(it item) func() (In, error) {
+		if get, ok := ahead[it.index]; ok {
+			delete(ahead, it.index)
+			return get
+		}
+		return reading(it)
+	}
 	it, ok := src.take()
 	if !ok {
 		return
 	}
-	get := reading(it)
+	get := readOf(it)
 	for ok {
 		later := src.later()
-		var getNext func() (In, error)
-		if len(later) > 0 && p.static {
-			getNext = reading(later[0])
+		if p.static {
+			for _, l := range later[:min(readAhead, len(later))] {
+				if _, ok := ahead[l.index]; !ok {
+					ahead[l.index] = reading(l)
+				}
+			}
 		}
 		if ctx.Err() != nil {
 			// Stopped: let the reads in flight finish before the store closes.
 			get()
-			if getNext != nil {
-				getNext()
+			for _, g := range ahead {
+				g()
 			}
 			return
 		}
@@ -305,16 +319,14 @@ func (p *pipeline[In, Mid, Out]) work(ctx context.Context, w int, src source, do
 				done <- outcome[Out]{index: it.index, out: out, err: err}
 			}(it, m)
 		}
-		it, ok = src.take()
-		switch {
-		case !ok:
-		case getNext != nil:
-			get = getNext
-		default:
-			get = reading(it)
+		if it, ok = src.take(); ok {
+			get = readOf(it)
 		}
 	}
 }
+
+// readAhead is how many items a worker of a static queue reads ahead.
+const readAhead = 3
 
 // prestartAfter starts, while it executes, the server of the item that will
 // need one next: the next item's, or with reuse the next group's, at this
