@@ -899,7 +899,11 @@ func redact(s string) string {
 // whole request (the conversation is most of its bytes); anything else is
 // decoded.
 func requestTools(req json.RawMessage) json.RawMessage {
-	if v, ok := traces.CanonicalMember(req, "tools"); ok && len(v) > 1 && v[0] == '[' && v[len(v)-1] == ']' {
+	v, ok := traces.CanonicalLastMember(req, "tools") // "tools" sorts after every other member of a request
+	if !ok {
+		v, ok = traces.CanonicalMember(req, "tools")
+	}
+	if ok && len(v) > 1 && v[0] == '[' && v[len(v)-1] == ']' {
 		return v
 	}
 	var r struct {

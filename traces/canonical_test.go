@@ -240,6 +240,45 @@ func FuzzCanonicalMember(f *testing.F) {
 	})
 }
 
+// FuzzCanonicalLastMember: on a canonical object, CanonicalLastMember
+// finds the member key exactly when it is the object's last, with the
+// value decoding finds; on anything else it never panics.
+func FuzzCanonicalLastMember(f *testing.F) {
+	f.Add(`{"messages":[{"content":"a,\"tools\":[1]","role":"user"}],"sampling":{},"tools":[{"name":"x"}]}`, "tools")
+	f.Add(`{"a":{"x":1,"tools":[1]},"b":2}`, "tools")
+	f.Add(`{"a":{"x":1,"tools":[1]}}`, "tools")
+	f.Add(`{"tools":[]}`, "tools")
+	f.Add(`{"a":"x\\","tools":"y"}`, "tools")
+	f.Fuzz(func(t *testing.T, doc, key string) {
+		CanonicalLastMember([]byte(doc), key)
+		c, err := Canonical([]byte(doc))
+		if err != nil {
+			return // not JSON: only "no panic" is asked
+		}
+		var m map[string]json.RawMessage
+		if json.Unmarshal(c, &m) != nil {
+			if _, ok := CanonicalLastMember(c, key); ok {
+				t.Fatalf("member %q found in a canonical non-object %s", key, c)
+			}
+			return
+		}
+		last := ""
+		dec := json.NewDecoder(bytes.NewReader(c))
+		dec.Token() // {
+		for dec.More() {
+			k, _ := dec.Token()
+			last = k.(string)
+			var skip json.RawMessage
+			dec.Decode(&skip)
+		}
+		want, has := m[key]
+		got, ok := CanonicalLastMember(c, key)
+		if wantOK := has && last == key; ok != wantOK || ok && !bytes.Equal(got, want) {
+			t.Fatalf("CanonicalLastMember(%s, %q) = %s, %v; want %s, %v", c, key, got, ok, want, wantOK)
+		}
+	})
+}
+
 // FuzzCanonicalElements: on a canonical array, CanonicalElements finds
 // what decoding finds; on anything else it never panics.
 func FuzzCanonicalElements(f *testing.F) {

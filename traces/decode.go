@@ -260,6 +260,35 @@ func CanonicalMember(doc []byte, key string) (val []byte, ok bool) {
 	return nil, false
 }
 
+// CanonicalLastMember is CanonicalMember for a member that is the last of
+// doc when present (its key sorts after any other doc may hold, as the
+// tools of a model request do), found from the end of doc rather than by
+// skipping every member before it. ok is false when doc's last member has
+// another key, and then the caller asks CanonicalMember.
+//
+// In canonical JSON a quote inside a string is escaped, so the bytes
+// ,"key": are always a comma between members and the start of a member
+// named key, at some depth; the last of them starts doc's last member
+// exactly when the value after them ends where doc does (a nested
+// object's member is followed by its object's closing brace).
+func CanonicalLastMember(doc []byte, key string) (val []byte, ok bool) {
+	if len(doc) < 2 || doc[0] != '{' || doc[len(doc)-1] != '}' {
+		return nil, false
+	}
+	sep := append(appendString([]byte{','}, key), ':')
+	start := bytes.LastIndex(doc, sep) + len(sep)
+	if start < len(sep) {
+		if !bytes.HasPrefix(doc[1:], sep[1:]) {
+			return nil, false
+		}
+		start = len(sep) // the only member
+	}
+	if end := skipCanonical(doc, start); end != len(doc)-1 || end <= start {
+		return nil, false
+	}
+	return doc[start : len(doc)-1], true
+}
+
 // CanonicalElements returns the elements of arr, a canonical JSON array,
 // without decoding it: it skips from element to element, and the elements
 // are slices of arr. ok is false when arr does not have the shape of a
