@@ -50,7 +50,7 @@ func TestAllPagesNeedsTheLastPage(t *testing.T) {
 		"last page refused": {[]*traces.HTTP{page(200, `{"count":25,"items":[],"next":"2","total":60}`), page(429, `{"count":10,"items":[],"next":null,"total":60}`)}, false},
 	} {
 		rm := &RunMetrics{NoResultSchema: true}
-		scoreTask(rm, sc, &events{http: tc.http})
+		scoreTask(rm, sc, &events{http: tc.http, plan: newPlan(sc)})
 		if rm.TaskSuccess != tc.want {
 			t.Errorf("%s: task success %v, want %v (missing %v)", name, rm.TaskSuccess, tc.want, rm.MissingAPICalls)
 		}
