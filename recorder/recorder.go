@@ -995,7 +995,9 @@ func (c *capture) emit(at time.Time, e traces.Event) int {
 	if e.AtUS < 0 {
 		e.AtUS = 0
 	}
-	if e.Kind != traces.KindTurn { // a turn's request and response are canonical already
+	// A turn's request and response are canonical already, and so is the
+	// tool list (toolSet), unless it cannot be: Canonicalize would leave it.
+	if e.Kind != traces.KindTurn && e.Kind != traces.KindTools {
 		e.Canonicalize() // once, here: the store then need not decode the run again
 	}
 	c.events = append(c.events, e)
@@ -1026,10 +1028,10 @@ func (c *capture) addJournal(entries []fakecentral.Entry, callPos map[int]int) {
 			ev = traces.Event{Kind: traces.KindHTTP, AtUS: at, HTTP: &traces.HTTP{
 				Seq: e.Seq, Method: e.Method, Path: e.Path, Query: e.Query, Status: e.Status,
 				Class: string(e.Class), Call: e.ToolCall, Boot: e.Boot, LatencyUS: e.LatencyUS,
-				RequestBody: traces.BodyJSON(e.RequestBody), ResponseBody: traces.BodyJSON(e.ResponseBody),
+				// Canonical already: the event's only payloads.
+				RequestBody: traces.CanonicalBody(e.RequestBody), ResponseBody: traces.CanonicalBody(e.ResponseBody),
 			}}
 		}
-		ev.Canonicalize()
 		pos, ok := callPos[e.ToolCall]
 		switch {
 		case e.Boot && bootPos >= 0:

@@ -210,6 +210,14 @@ func TestBodyJSON(t *testing.T) {
 		if got := string(BodyJSON([]byte(tt.in))); got != tt.want {
 			t.Errorf("%s: BodyJSON(%q) = %s, want %s", tt.name, tt.in, got, tt.want)
 		}
+		// CanonicalBody is the same value in canonical form.
+		want := tt.want
+		if c, err := Canonical([]byte(tt.want)); err == nil {
+			want = string(c)
+		}
+		if got := string(CanonicalBody([]byte(tt.in))); got != want || got != "" && !isCanonical([]byte(got)) {
+			t.Errorf("%s: CanonicalBody(%q) = %s, want %s", tt.name, tt.in, got, want)
+		}
 	}
 }
 

@@ -366,6 +366,25 @@ func BodyJSON(b []byte) json.RawMessage {
 	if _, err := Canonical(b); err == nil {
 		return append(json.RawMessage(nil), b...)
 	}
+	return bodyText(b)
+}
+
+// CanonicalBody is BodyJSON in canonical form, as the store keeps it: the
+// canonical form of b when it is valid JSON, else the JSON string of its
+// text. An event whose payloads are all such bodies need not be
+// canonicalized again (Event.Canonicalize).
+func CanonicalBody(b []byte) json.RawMessage {
+	if len(b) == 0 {
+		return nil
+	}
+	if c, err := Canonical(b); err == nil {
+		return c
+	}
+	return bodyText(b)
+}
+
+// bodyText is the JSON string of a body's text, invalid UTF-8 replaced.
+func bodyText(b []byte) json.RawMessage {
 	s := string(b)
 	if !utf8.ValidString(s) {
 		s = string([]rune(s))
