@@ -55,6 +55,7 @@ type Cache struct {
 	tool   memo[namedTool]           // one tool's definition: its name and info
 	def    memo[ToolTokens]          // one tool's definition: its tokens
 	plans  plans                     // a scenario's expectations, parsed
+	lists  toolLists                 // the tool lists found in requests so far
 }
 
 // NewCache returns an empty cache.
@@ -938,6 +939,55 @@ func redact(s string) string {
 	return string(r[:4]) + "****"
 }
 
+// toolLists are the last tool lists a Cache found in requests, each a
+// whole canonical array, most recent first.
+type toolLists struct {
+	mu   sync.Mutex
+	seen [][]byte
+}
+
+const toolListsMax = 8
+
+// requestTools is the package's requestTools, trying first the tool lists
+// found before: every request of a server's runs ends with the same one.
+// A canonical request that ends with ,"tools":L} for a whole canonical
+// array L has L as its last member (traces.CanonicalLastMember says why).
+func (c *Cache) requestTools(req json.RawMessage) json.RawMessage {
+	if c == nil {
+		return requestTools(req)
+	}
+	c.lists.mu.Lock()
+	for i, l := range c.lists.seen {
+		if v, ok := endsWithTools(req, l); ok {
+			if i > 0 { // most recent first
+				copy(c.lists.seen[1:i+1], c.lists.seen[:i])
+				c.lists.seen[0] = l
+			}
+			c.lists.mu.Unlock()
+			return v
+		}
+	}
+	c.lists.mu.Unlock()
+	v := requestTools(req)
+	if _, last := endsWithTools(req, v); last && len(v) > 1 && v[0] == '[' {
+		c.lists.mu.Lock()
+		c.lists.seen = append([][]byte{bytes.Clone(v)}, c.lists.seen[:min(len(c.lists.seen), toolListsMax-1)]...)
+		c.lists.mu.Unlock()
+	}
+	return v
+}
+
+// endsWithTools returns the end of req that is list when req ends with
+// ,"tools":list}.
+func endsWithTools(req, list []byte) ([]byte, bool) {
+	const sep = `,"tools":`
+	n := len(req) - 1 - len(list)
+	if n < len(sep) || req[len(req)-1] != '}' || string(req[n-len(sep):n]) != sep || !bytes.Equal(req[n:len(req)-1], list) {
+		return nil, false
+	}
+	return req[n : len(req)-1], true
+}
+
 // requestTools is the tools member of a turn's request. Requests read from
 // a store are canonical, and their tools are found without decoding the
 // whole request (the conversation is most of its bytes); anything else is
@@ -976,7 +1026,7 @@ func scoreCounts(rm *RunMetrics, sc *scenarios.Scenario, ev *events, o Options) 
 		rm.InputTokens += t.Usage.Input
 		rm.OutputTokens += t.Usage.Output
 		modelUS += t.LatencyUS
-		if tools := requestTools(t.Request); len(tools) > 0 && !bytes.Equal(tools, []byte("null")) {
+		if tools := o.Cache.requestTools(t.Request); len(tools) > 0 && !bytes.Equal(tools, []byte("null")) {
 			rm.ToolDefTokens += o.Cache.countTokens(tools, o.CountTokens)
 		}
 	}

@@ -44,7 +44,7 @@ func (c *Cache) ToolDefinitionsOf(run *traces.Run, count func([]byte) int) (*Too
 		if t == nil {
 			continue
 		}
-		tools := requestTools(t.Request)
+		tools := c.requestTools(t.Request)
 		if len(tools) == 0 {
 			return nil, false
 		}

@@ -1,6 +1,7 @@
 package scoring
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -129,5 +130,35 @@ func TestCacheReadsEachToolOnce(t *testing.T) {
 	}
 	if n := counted[`{"input_schema":{"type":"object"},"name":"list_sites"}`]; n != 1 {
 		t.Errorf("list_sites counted %d times, want once", n)
+	}
+}
+
+// A Cache finds a request's tools as requestTools does, the lists it has
+// seen before included, and never changes the request it reads.
+func TestCacheRequestTools(t *testing.T) {
+	reqs := []string{
+		`{"messages":[{"content":"hi","role":"user"}],"sampling":{},"tools":[{"name":"a"}]}`,
+		`{"messages":[{"content":"again","role":"user"}],"sampling":{},"tools":[{"name":"a"}]}`,
+		// The same list nested in a later member: not the request's tools.
+		`{"messages":[{"content":"x","role":"user"}],"tools":[{"name":"b"}],"z":{"q":1,"tools":[{"name":"a"}]}}`,
+		// The list seen before, in a message, then another list last.
+		`{"messages":[{"content":",\"tools\":[{\"name\":\"a\"}]}","role":"user"}],"tools":[{"name":"c"}]}`,
+		`{"messages":[],"tools":[{"name":"a"}]}`,
+		`{"tools":[{"name":"a"}]}`,
+		`{"messages":[]}`,
+		`{"messages":[],"tools":null}`,
+	}
+	c := NewCache()
+	for round := range 2 {
+		for _, r := range reqs {
+			req := []byte(r)
+			want := requestTools(json.RawMessage(r))
+			if got := c.requestTools(req); !bytes.Equal(got, want) {
+				t.Errorf("round %d: Cache.requestTools(%s) = %s, want %s", round, r, got, want)
+			}
+			if string(req) != r {
+				t.Errorf("round %d: the request changed: %s, was %s", round, req, r)
+			}
+		}
 	}
 }
