@@ -31,11 +31,11 @@ type item struct {
 	first bool                // the first item of its group in its worker's queue
 }
 
-// pipeline executes items on workers: each item is read (ahead of the
-// worker, on a static queue), executed, then finished beside the worker's next item, and
-// its result delivered in item order. An error from read, execute or
-// finish stops the batch; of the errors seen, the earliest item's is
-// returned.
+// pipeline executes items on workers: each item is read (ahead of its
+// worker, on a static queue), executed, then finished beside the worker's
+// next item, and its result delivered in item order. An error from read,
+// execute or finish stops the batch; of the errors seen, the earliest
+// item's is returned.
 type pipeline[In, Mid, Out any] struct {
 	workers int
 	// static assigns server groups to workers ahead of time (a replay);
@@ -235,8 +235,8 @@ func assign(items []item, workers int) [][]item {
 	return queues
 }
 
-// work runs one worker: its items in order, each read while the one before
-// executes, finished beside the next.
+// work runs one worker: its items in order, each read while those before
+// execute, finished beside the next.
 func (p *pipeline[In, Mid, Out]) work(ctx context.Context, w int, src source, done chan<- outcome[Out]) {
 	var finishing, preparing sync.WaitGroup
 	defer finishing.Wait()
