@@ -179,9 +179,10 @@ func (r *Record) Run(ctx context.Context) (*RecordResult, error) {
 	}
 	p := &pipeline[struct{}, *executed, *Recorded]{
 		// With reuse, each server group's runs go to one worker, one after
-		// the other, in the order a replay runs them (a server that keeps
-		// state between runs meets them in the same order), and the next
-		// group's server starts while the group before runs.
+		// the other in item order, as a replay runs a group's (whose
+		// items are refs by name: the same order while a scenario has at
+		// most ten runs), and the next group's server starts while the
+		// group before runs.
 		workers: r.parallel(), static: r.ReuseServer, reuse: r.ReuseServer, items: items,
 		prestart: func(_ int, it item) {
 			if state[it.index] != stored {
