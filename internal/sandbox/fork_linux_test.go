@@ -1,10 +1,32 @@
 package sandbox
 
 import (
+	"bufio"
+	"fmt"
+	"os"
 	"os/exec"
 	"syscall"
 	"testing"
 )
+
+// startHelperEnv makes the test binary BenchmarkStartCost's helper: a small
+// process that starts /bin/true in the sandbox's namespaces for each line
+// it reads, and answers a line when it has exited.
+const startHelperEnv = "BENCH_STARTCOST_HELPER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(startHelperEnv) != "" {
+		in, out := bufio.NewScanner(os.Stdin), bufio.NewWriter(os.Stdout)
+		for in.Scan() {
+			cmd := exec.Command("/bin/true")
+			cmd.SysProcAttr = sysProcAttr()
+			fmt.Fprintln(out, cmd.Run())
+			out.Flush()
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
 
 // BenchmarkStartCost measures what starting a process in new namespaces
 // costs the process that starts it, against a plain start in the same run:
@@ -16,7 +38,8 @@ import (
 // them the clone copies the parent's page tables and marks its memory
 // copy-on-write, and each page the parent writes next takes a fault. The
 // per-start cost then grows with the memory the starter writes, not with
-// the namespaces.
+// the namespaces. The last case asks a small helper process, started once,
+// to make each start: what a fork server would cost.
 //
 //	go test -run XXX -bench StartCost ./internal/sandbox
 func BenchmarkStartCost(b *testing.B) {
@@ -38,12 +61,18 @@ func BenchmarkStartCost(b *testing.B) {
 		name   string
 		attr   func() *syscall.SysProcAttr
 		writes bool
+		helper bool
 	}{
-		{"plain", func() *syscall.SysProcAttr { return nil }, true},
-		{"namespaces", sysProcAttr, true},
-		{"namespaces-no-writes", sysProcAttr, false}, // the clone alone
+		{"plain", func() *syscall.SysProcAttr { return nil }, true, false},
+		{"namespaces", sysProcAttr, true, false},
+		{"namespaces-no-writes", sysProcAttr, false, false}, // the clone alone
+		{"namespaces-from-helper", nil, true, true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
+			if c.helper {
+				benchHelper(b, touch)
+				return
+			}
 			for b.Loop() {
 				cmd := exec.Command("/bin/true")
 				cmd.SysProcAttr = c.attr()
@@ -55,5 +84,36 @@ func BenchmarkStartCost(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// benchHelper makes each start through a helper process started once, the
+// benchmark writing its memory between starts as the others do.
+func benchHelper(b *testing.B, touch func()) {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), startHelperEnv+"=1")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer stdin.Close()
+	answers := bufio.NewScanner(stdout)
+	for b.Loop() {
+		fmt.Fprintln(stdin)
+		if !answers.Scan() {
+			b.Fatalf("the helper stopped: %v", answers.Err())
+		}
+		if a := answers.Text(); a != "<nil>" {
+			b.Fatalf("the helper: %s", a)
+		}
+		touch()
 	}
 }
