@@ -65,7 +65,8 @@ func BenchmarkStartCost(b *testing.B) {
 	}{
 		{"plain", func() *syscall.SysProcAttr { return nil }, true, false},
 		{"namespaces", sysProcAttr, true, false},
-		{"namespaces-no-writes", sysProcAttr, false, false}, // the clone alone
+		{"namespaces-no-writes", sysProcAttr, false, false},     // the clone alone
+		{"user-namespace-only", userNamespaceOnly, true, false}, // what the other namespaces add
 		{"namespaces-from-helper", nil, true, true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
@@ -116,4 +117,11 @@ func benchHelper(b *testing.B, touch func()) {
 		}
 		touch()
 	}
+}
+
+// userNamespaceOnly is sysProcAttr with no namespace but the user one.
+func userNamespaceOnly() *syscall.SysProcAttr {
+	a := sysProcAttr()
+	a.Cloneflags = syscall.CLONE_NEWUSER
+	return a
 }
