@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -325,5 +326,59 @@ func TestRecordReuseStartsOneServerPerGroup(t *testing.T) {
 	b, _ := os.ReadFile(starts)
 	if n := strings.Count(string(b), "started"); n != len(groups) {
 		t.Errorf("%d servers started for %d server groups", n, len(groups))
+	}
+}
+
+// meeting is a model whose first turn waits until every run of a batch is
+// in its first turn at once, or the run's context ends.
+type meeting struct {
+	llm.Model
+	met   chan struct{}
+	mu    *sync.Mutex
+	count *int
+	want  int
+}
+
+func (m meeting) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	if len(req.Messages) == 1 {
+		m.mu.Lock()
+		if *m.count++; *m.count == m.want {
+			close(m.met)
+		}
+		m.mu.Unlock()
+		select {
+		case <-m.met:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return m.Model.Generate(ctx, req)
+}
+
+// With server reuse and several workers, a recording still runs a server
+// group's runs at once (the recorder starts a server for each), not one
+// group to a worker: two runs of one scenario with --parallel 2 meet.
+func TestRecordReuseParallelRunsAtOnce(t *testing.T) {
+	store := openStore(t)
+	p, list := reference(t), pick(t, "alerts-001")
+	var mu sync.Mutex
+	count := 0
+	met := make(chan struct{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a bound on the failure, never reached when it passes
+	defer cancel()
+	res, err := (&Record{Store: store, Profile: p, Suite: "golden", ReuseServer: true, Options: Options{Parallel: 2},
+		Runs:     []RunSpec{{Scenario: list[0], Index: 0}, {Scenario: list[0], Index: 1}},
+		ModelRef: traces.ModelRef{Provider: "baseline", Name: "baseline"},
+		NewModel: func(sc *scenarios.Scenario) (llm.Model, error) {
+			m, err := baselineModel(sc)
+			return meeting{Model: m, met: met, mu: &mu, count: &count, want: 2}, err
+		}}).Run(ctx)
+	if err != nil || res.Recorded != 2 {
+		t.Fatalf("recorded %+v, %v", res, err)
+	}
+	select {
+	case <-met:
+	default:
+		t.Error("the two runs never ran at once")
 	}
 }

@@ -15,12 +15,13 @@
 //     (recorder.ServerGroup). A replay gives each group to one worker, which
 //     replays it in item order, so every run meets the server in the state
 //     it would meet it in with one worker, and a replay's results do not
-//     depend on Parallel. A recording with ReuseServer does the same: a
-//     server meets its group's runs one after the other, as in their replay
-//     (in the same order while a scenario has at most ten runs; a replay's
-//     items are refs by name, and run index 10 sorts before 2). A
-//     recording without it hands its items to whichever worker is free (a
-//     live model's turns take as long as they take).
+//     depend on Parallel. A recording with ReuseServer and one worker does
+//     the same: a server meets its group's runs one after the other, as in
+//     their replay (in the same order while a scenario has at most ten
+//     runs; a replay's items are refs by name, and run index 10 sorts
+//     before 2). Any other recording hands its items to whichever worker
+//     is free (a live model's turns take as long as they take) and lets
+//     the recorder pool its servers.
 //   - Prestart: while a worker executes an item, the server its next item
 //     needs starts in the background (recorder.Recorder.Prestart), so a
 //     server's start-up overlaps the run before.

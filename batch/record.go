@@ -178,12 +178,15 @@ func (r *Record) Run(ctx context.Context) (*RecordResult, error) {
 		skipped  bool
 	}
 	p := &pipeline[struct{}, *executed, *Recorded]{
-		// With reuse, each server group's runs go to one worker, one after
+		// With reuse and one worker, each server group's runs go one after
 		// the other in item order, as a replay runs a group's (whose
 		// items are refs by name: the same order while a scenario has at
 		// most ten runs), and the next group's server starts while the
-		// group before runs.
-		workers: r.parallel(), static: r.ReuseServer, reuse: r.ReuseServer, items: items,
+		// group before runs. Several workers take the next item whichever
+		// group it is of, and the recorder pools the servers: a live
+		// model's runs take as long as they take, and a group kept to one
+		// worker would leave the others idle.
+		workers: r.parallel(), static: r.ReuseServer && r.parallel() == 1, reuse: r.ReuseServer, items: items,
 		prestart: func(_ int, it item) {
 			if state[it.index] != stored {
 				rec.Prestart(r.Profile, r.Runs[it.index].Scenario)

@@ -35,3 +35,23 @@ func TestJournalOneOrigin(t *testing.T) {
 		t.Errorf("a request before the run began at %d µs, want 0", got["/boot"])
 	}
 }
+
+// The journal's bodies reach the trace in canonical form, as the store
+// keeps them (JSON with its keys sorted and no spaces; any other text as a
+// JSON string), so that a stored run is not decoded again to make them so.
+func TestJournalBodiesCanonical(t *testing.T) {
+	start := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	c := &capture{start: start}
+	c.addJournal([]fakecentral.Entry{{Seq: 1, Method: "POST", Path: "/x", ToolCall: -1, At: start,
+		RequestBody: []byte(`{"b": 1, "a": [2, 3.0]}`), ResponseBody: []byte("Not Found")}}, nil)
+	if len(c.events) != 1 || c.events[0].HTTP == nil {
+		t.Fatalf("events %+v, want one HTTP event", c.events)
+	}
+	h := c.events[0].HTTP
+	if got, want := string(h.RequestBody), `{"a":[2,3],"b":1}`; got != want {
+		t.Errorf("request body %s, want %s", got, want)
+	}
+	if got, want := string(h.ResponseBody), `"Not Found"`; got != want {
+		t.Errorf("response body %s, want %s", got, want)
+	}
+}

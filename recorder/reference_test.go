@@ -1,10 +1,13 @@
 package recorder
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -132,6 +135,33 @@ func checkAttribution(t *testing.T, run *traces.Run) {
 // TestReferenceServer records the smoke stage and two confirmation
 // scenarios with the oracle against the reference server over stdio, and
 // one over streamable HTTP, and stores them.
+// checkCanonical fails the test for a payload of run's events that is not
+// in canonical form: the capture puts every one in it (emit, addJournal),
+// so that the store writes the run without decoding it again.
+func checkCanonical(t *testing.T, run *traces.Run) {
+	t.Helper()
+	raw := reflect.TypeFor[json.RawMessage]()
+	for i := range run.Events {
+		ev := reflect.ValueOf(run.Events[i])
+		for f := range ev.NumField() {
+			p := ev.Field(f)
+			if p.Kind() != reflect.Pointer || p.IsNil() || p.Elem().Kind() != reflect.Struct {
+				continue
+			}
+			for k := range p.Elem().NumField() {
+				v := p.Elem().Field(k)
+				if v.Type() != raw || v.Len() == 0 {
+					continue
+				}
+				if c, err := traces.Canonical(v.Bytes()); err == nil && !bytes.Equal(c, v.Bytes()) {
+					t.Errorf("%s: event %d (%s): %s.%s is not canonical: %.80s", run.Manifest.Scenario.ID, i, run.Events[i].Kind,
+						p.Elem().Type().Name(), p.Elem().Type().Field(k).Name, v.Bytes())
+				}
+			}
+		}
+	}
+}
+
 func TestReferenceServer(t *testing.T) {
 	rec := New(&Options{Environ: os.Environ()})
 	defer rec.Close()
@@ -149,6 +179,7 @@ func TestReferenceServer(t *testing.T) {
 			t.Fatalf("%s: %v", sc.ID, err)
 		}
 		checkAttribution(t, run)
+		checkCanonical(t, run)
 		if run.Manifest.Outcome != traces.OutcomeAnswered {
 			t.Errorf("%s: outcome %s, want answered (the oracle submits the reference result): %s", sc.ID, run.Manifest.Outcome, summary(run))
 		}

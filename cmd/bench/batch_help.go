@@ -15,9 +15,10 @@ so a server's start-up (seconds for many Python servers) overlaps the run
 before; the requests it makes while it starts are journaled at the start
 of its run. --reuse-server keeps one server per fixture instead, restarted
 only when it is at fault (it exited, its session broke, a call or the run
-timed out), not after a model's error. Each such server then runs its
-fixture's runs one after the other, as bench replay --reuse-server does, and
-the next fixture's server starts while the runs before end.
+timed out), not after a model's error. With one run at a time (no
+--parallel), each such server then runs its fixture's runs one after the
+other, as bench replay --reuse-server does, and the next fixture's server
+starts while the runs before end.
 
 A dynamically linked server (Python, Node) starts with its clock stopped at
 the fixture's time when libfaketime is installed; bench says so once, or
