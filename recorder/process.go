@@ -27,7 +27,6 @@ const DefaultStopGrace = 500 * time.Millisecond
 
 // process is a server running as the leader of its own process group.
 type process struct {
-	cmd    *exec.Cmd
 	pgid   int
 	stdin  io.WriteCloser
 	stdout io.ReadCloser
@@ -54,33 +53,33 @@ type confine struct {
 	timeout time.Duration         // for the sandbox's set-up
 }
 
+// stderrDelay bounds the copy of a server's stderr once its leader has
+// exited: a descendant that left the group (setsid) and kept the server's
+// stderr open would otherwise hold the wait, and so bench, for ever.
+const stderrDelay = 2 * time.Second
+
 // startProcess launches argv in dir with env, in a new process group, with
 // pipes for stdin and stdout and stderr kept in a bounded tail; with a
 // confine, in a sandbox whose init leads the group.
 func startProcess(argv []string, dir string, env []string, stderrLimit int, grace time.Duration, cf *confine) (*process, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
-	var sb *sandbox.Sandbox
+	p := &process{stderr: newTail(stderrLimit), done: make(chan struct{}), grace: grace}
 	if cf != nil {
 		// exec.Command resolved argv[0] on bench's PATH; the sandbox's
 		// init runs exactly that file.
 		if cmd.Err != nil {
 			return nil, fmt.Errorf("starting %s: %w", strings.Join(argv, " "), cmd.Err)
 		}
-		var err error
-		if cmd, sb, err = sandbox.Command(&sandbox.Spec{Path: cmd.Path, Args: argv, Env: env, Dir: dir, Listen: cf.listen, Attempt: cf.attempt}); err != nil {
-			return nil, err
+		if err := p.startSandboxed(&sandbox.Spec{Path: cmd.Path, Args: argv, Env: env, Dir: dir, Listen: cf.listen, Attempt: cf.attempt}, cf); err != nil {
+			return nil, fmt.Errorf("starting %s: %w", strings.Join(argv, " "), err)
 		}
-	} else {
-		cmd.Dir = dir
-		cmd.Env = env
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		return p, nil
 	}
-	p := &process{cmd: cmd, stderr: newTail(stderrLimit), done: make(chan struct{}), grace: grace, sb: sb}
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stderr = p.stderr
-	// A descendant that left the group (setsid) and kept the server's
-	// stderr open would hold Wait, and so bench, for ever: once the
-	// leader has exited, stop copying after this long.
-	cmd.WaitDelay = 2 * time.Second
+	cmd.WaitDelay = stderrDelay
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, err
@@ -93,17 +92,10 @@ func startProcess(argv []string, dir string, env []string, stderrLimit int, grac
 	}
 	cmd.Stdout = pw
 	p.stdout = pr
-	if sb != nil {
-		err = sb.Start(cmd)
-	} else {
-		err = cmd.Start()
-	}
+	err = cmd.Start()
 	pw.Close()
 	if err != nil {
 		pr.Close()
-		if sb != nil {
-			sb.Close()
-		}
 		return nil, fmt.Errorf("starting %s: %w", strings.Join(argv, " "), err)
 	}
 	p.pgid = cmd.Process.Pid
@@ -111,14 +103,69 @@ func startProcess(argv []string, dir string, env []string, stderrLimit int, grac
 		p.err = cmd.Wait()
 		close(p.done)
 	}()
-	if sb != nil {
-		if err := sb.Setup(cf.timeout); err != nil {
-			p.kill()
-			return nil, fmt.Errorf("starting %s: %w", strings.Join(argv, " "), err)
-		}
-		cf.serve(sb.Listeners())
-	}
 	return p, nil
+}
+
+// startSandboxed starts spec's sandbox with pipes of its own for the
+// server's standard streams (the sandbox's init is started by a helper
+// process, not by an exec.Cmd of bench's), completes its set-up and
+// serves its listeners.
+func (p *process) startSandboxed(spec *sandbox.Spec, cf *confine) error {
+	sb, err := sandbox.New(spec)
+	if err != nil {
+		return err
+	}
+	var ends [6]*os.File // stdin r, w; stdout r, w; stderr r, w
+	for i := 0; i < len(ends); i += 2 {
+		if ends[i], ends[i+1], err = os.Pipe(); err != nil {
+			for _, f := range ends[:i] {
+				f.Close()
+			}
+			sb.Close()
+			return err
+		}
+	}
+	err = sb.Start(ends[0], ends[3], ends[5])
+	ends[0].Close()
+	ends[3].Close()
+	ends[5].Close()
+	if err != nil {
+		ends[1].Close()
+		ends[2].Close()
+		ends[4].Close()
+		sb.Close()
+		return err
+	}
+	p.sb, p.pgid, p.stdin, p.stdout = sb, sb.Pid(), ends[1], ends[2]
+	stderr := ends[4]
+	copied := make(chan struct{})
+	go func() {
+		io.Copy(p.stderr, stderr)
+		close(copied)
+	}()
+	go func() {
+		err := sb.Wait()
+		t := time.NewTimer(stderrDelay)
+		select {
+		case <-copied:
+		case <-t.C:
+			stderr.Close()
+			<-copied
+			if err == nil {
+				err = exec.ErrWaitDelay
+			}
+		}
+		t.Stop()
+		stderr.Close()
+		p.err = err
+		close(p.done)
+	}()
+	if err := sb.Setup(cf.timeout); err != nil {
+		p.kill()
+		return err
+	}
+	cf.serve(sb.Listeners())
+	return nil
 }
 
 // transport is base, dialling into the sandbox when the server runs in

@@ -317,7 +317,7 @@ func TestRetire(t *testing.T) {
 	select {
 	case <-retired.conn.proc.done: // stopped and reaped
 	default:
-		t.Errorf("the retired server (pid %d) still runs", retired.conn.proc.cmd.Process.Pid)
+		t.Errorf("the retired server (pid %d) still runs", retired.conn.proc.pgid)
 	}
 	if _, err := rec.Run(context.Background(), oracleJob(t, write, p, 1)); err != nil {
 		t.Fatal(err)

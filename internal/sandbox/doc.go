@@ -24,7 +24,11 @@
 //
 // The init is the caller's binary run again: any program that starts a
 // sandbox must import this package (its init function takes over the
-// process when it is the sandbox's init). Where the kernel refuses the
+// process when it is the sandbox's init). Each init is cloned by the
+// caller's spawner (spawner_linux.go), the same binary run once more as a
+// small long-lived helper: a clone that makes a user namespace cannot share
+// its parent's memory, so made from the caller's large heap it would copy
+// its page tables and fault on every page the caller writes next. Where the kernel refuses the
 // namespaces (another OS, user namespaces disabled), Available says why and
 // the caller falls back to the proxy convention.
 package sandbox

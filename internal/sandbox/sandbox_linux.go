@@ -26,6 +26,8 @@ func init() {
 		os.Exit(runInit())
 	case "probe":
 		os.Exit(runProbe())
+	case "spawner":
+		os.Exit(runSpawner())
 	}
 }
 
@@ -82,6 +84,8 @@ type Sandbox struct {
 	initPid int         // the init's pid, outside
 	cgroup  *pidsCgroup // nil: none could be made
 	cgNote  string
+	exited  chan struct{} // closed once the init has exited and been reaped
+	waitErr error         // how the init exited, as exec.Cmd.Wait says it; valid after exited
 
 	mu     sync.Mutex
 	status string // the server's exit status, as the init saw it
@@ -188,51 +192,83 @@ func sysProcAttr() *syscall.SysProcAttr {
 	return a
 }
 
-// Command returns the command that starts the sandbox's init, for the
-// caller to give its standard streams (the server inherits them) and
-// start with Sandbox.Start; then Setup.
-func Command(spec *Spec) (*exec.Cmd, *Sandbox, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, nil, fmt.Errorf("sandbox: %w", err)
-	}
+// New returns a sandbox for spec, to start with Start and complete with
+// Setup.
+func New(spec *Spec) (*Sandbox, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, nil, fmt.Errorf("sandbox: control socket: %w", err)
+		return nil, fmt.Errorf("sandbox: control socket: %w", err)
 	}
 	mine := os.NewFile(uintptr(fds[0]), "sandbox-ctl")
 	fc, err := net.FileConn(mine)
 	mine.Close()
 	if err != nil {
 		unix.Close(fds[1])
-		return nil, nil, fmt.Errorf("sandbox: control socket: %w", err)
+		return nil, fmt.Errorf("sandbox: control socket: %w", err)
 	}
-	s := &Sandbox{spec: spec, ctl: fc.(*net.UnixConn), child: os.NewFile(uintptr(fds[1]), "sandbox-ctl-child"), replies: make(chan ctlMsg, 1), readDone: make(chan struct{})}
+	return &Sandbox{spec: spec, ctl: fc.(*net.UnixConn), child: os.NewFile(uintptr(fds[1]), "sandbox-ctl-child"),
+		replies: make(chan ctlMsg, 1), readDone: make(chan struct{}), exited: make(chan struct{})}, nil
+}
+
+// initCommand is the command that runs the sandbox's init, its end of the
+// control socket as fd 3: this binary again, in new namespaces.
+func initCommand(self string, ctl *os.File) *exec.Cmd {
 	cmd := exec.Command(self)
 	cmd.Args = []string{"bench-sandbox-init"}
 	cmd.Env = []string{stageEnv + "=init"}
-	cmd.ExtraFiles = []*os.File{s.child}
+	cmd.ExtraFiles = []*os.File{ctl}
 	cmd.SysProcAttr = sysProcAttr()
-	return cmd, s, nil
+	return cmd
 }
 
 // startMu serialises the starts that make this process dumpable for a
-// moment (see Start).
+// moment (see startClone).
 var startMu sync.Mutex
 
-// Start starts cmd, the command Command returned. A caller that is not
-// root and made itself non-dumpable is dumpable again for the length of
-// the start: the kernel lets it write the new user namespace's id maps
-// (/proc/PID/uid_map of a child that inherited non-dumpability is root's)
-// only then. Root maps ids with CAP_SETUID and stays non-dumpable.
+// Start starts the sandbox's init with the given standard streams, which
+// the server inherits (the caller closes its copies of the init's ends
+// after Start). The init is cloned by this process's spawner (see
+// spawner_linux.go), or, where no spawner can be started, by this process.
 //
 // The init is moved into a pids cgroup of its own before it starts the
 // server (it waits for Setup), so every process of the sandbox is counted.
-func (s *Sandbox) Start(cmd *exec.Cmd) error {
-	if err := s.start(cmd); err != nil {
+func (s *Sandbox) Start(stdin, stdout, stderr *os.File) error {
+	var err error
+	var sp *spawner
+	if useSpawner {
+		sp, _ = theSpawner() // none: start the init from here
+	}
+	if sp != nil {
+		var pid int
+		var exit <-chan spawnMsg
+		if pid, exit, err = sp.spawn([4]*os.File{stdin, stdout, stderr, s.child}); err == nil {
+			s.initPid = pid
+			go func() {
+				m := <-exit
+				if m.Code != 0 {
+					s.waitErr = errors.New(m.Exit)
+				}
+				close(s.exited)
+			}()
+		}
+	} else {
+		var self string
+		if self, err = os.Executable(); err != nil {
+			return fmt.Errorf("sandbox: cannot find this program to re-execute: %w", err)
+		}
+		cmd := initCommand(self, s.child)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+		if err = startClone(cmd); err == nil {
+			s.initPid = cmd.Process.Pid
+			go func() {
+				s.waitErr = cmd.Wait()
+				close(s.exited)
+			}()
+		}
+	}
+	if err != nil {
 		return err
 	}
-	s.initPid = cmd.Process.Pid
 	max := s.spec.MaxProcs
 	if max <= 0 {
 		max = DefaultMaxProcs
@@ -253,7 +289,23 @@ func (s *Sandbox) Start(cmd *exec.Cmd) error {
 	return nil
 }
 
-func (s *Sandbox) start(cmd *exec.Cmd) error {
+// Pid is the init's pid (outside the sandbox), the leader of its process
+// group, once Start has returned.
+func (s *Sandbox) Pid() int { return s.initPid }
+
+// Wait waits until the init has exited and been reaped, and says how it
+// exited as exec.Cmd.Wait does: nil for status 0.
+func (s *Sandbox) Wait() error {
+	<-s.exited
+	return s.waitErr
+}
+
+// startClone starts cmd, whose clone makes the sandbox's namespaces. A process
+// that is not root and made itself non-dumpable is dumpable again for the
+// length of the start: the kernel lets it write the new user namespace's
+// id maps (/proc/PID/uid_map of a child that inherited non-dumpability is
+// root's) only then. Root maps ids with CAP_SETUID and stays non-dumpable.
+func startClone(cmd *exec.Cmd) error {
 	if os.Geteuid() == 0 {
 		return cmd.Start()
 	}
@@ -445,45 +497,59 @@ func (s *Sandbox) recv() (ctlMsg, error) {
 	return recvMsg(s.ctl, 64<<10)
 }
 
-// recvMsg reads one message of at most size bytes, with the descriptors
-// passed along.
+// recvMsg reads one control message of at most size bytes, with the
+// descriptors passed along.
 func recvMsg(c *net.UnixConn, size int) (ctlMsg, error) {
+	var m ctlMsg
+	fds, err := recvJSON(c, size, &m)
+	m.fds = fds
+	return m, err
+}
+
+func sendMsg(c *net.UnixConn, m ctlMsg, fds ...int) error {
+	return sendJSON(c, m, fds...)
+}
+
+// recvJSON reads one message of at most size bytes into v, and returns
+// the descriptors passed along (none on error: they are closed).
+func recvJSON(c *net.UnixConn, size int, v any) ([]int, error) {
 	buf := make([]byte, size)
 	oob := make([]byte, unix.CmsgSpace(16*4))
 	n, oobn, flags, _, err := c.ReadMsgUnix(buf, oob)
 	if err != nil {
-		return ctlMsg{}, err
+		return nil, err
 	}
-	var m ctlMsg
+	var fds []int
 	if oobn > 0 {
 		cms, err := unix.ParseSocketControlMessage(oob[:oobn])
 		if err != nil {
-			return ctlMsg{}, err
+			return nil, err
 		}
 		for i := range cms {
-			fds, err := unix.ParseUnixRights(&cms[i])
+			f, err := unix.ParseUnixRights(&cms[i])
 			if err == nil {
-				m.fds = append(m.fds, fds...)
+				fds = append(fds, f...)
 			}
 		}
 	}
 	if flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 {
-		closeFDs(m.fds)
-		return ctlMsg{}, errors.New("control message truncated")
+		closeFDs(fds)
+		return nil, errors.New("control message truncated")
 	}
 	if n == 0 {
-		closeFDs(m.fds)
-		return ctlMsg{}, errors.New("control socket closed")
+		closeFDs(fds)
+		return nil, errors.New("control socket closed")
 	}
-	if err := json.Unmarshal(buf[:n], &m); err != nil {
-		closeFDs(m.fds)
-		return ctlMsg{}, fmt.Errorf("control message: %w", err)
+	if err := json.Unmarshal(buf[:n], v); err != nil {
+		closeFDs(fds)
+		return nil, fmt.Errorf("control message: %w", err)
 	}
-	return m, nil
+	return fds, nil
 }
 
-func sendMsg(c *net.UnixConn, m ctlMsg, fds ...int) error {
-	b, err := json.Marshal(m)
+// sendJSON writes v as one message, passing fds along.
+func sendJSON(c *net.UnixConn, v any, fds ...int) error {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}

@@ -40,7 +40,6 @@ func needSandbox(t *testing.T) {
 
 // started is a sandbox whose server runs.
 type started struct {
-	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	sb     *Sandbox
 	stdout *bufio.Reader
@@ -65,33 +64,38 @@ func startMax(t *testing.T, listen []string, maxProcs int, args ...string) *star
 			st.attempts = append(st.attempts, a.Addr)
 			st.mu.Unlock()
 		}}
-	cmd, sb, err := Command(spec)
+	sb, err := New(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := cmd.StdoutPipe()
+	inR, inW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.stdin, err = cmd.StdinPipe(); err != nil {
+	outR, outW, err := os.Pipe()
+	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stderr = os.Stderr
-	if err := sb.Start(cmd); err != nil {
+	err = sb.Start(inR, outW, os.Stderr)
+	inR.Close()
+	outW.Close()
+	if err != nil {
 		t.Fatal(err)
 	}
-	st.cmd, st.sb, st.stdout = cmd, sb, bufio.NewReader(out)
+	st.sb, st.stdin, st.stdout = sb, inW, bufio.NewReader(outR)
 	if err := sb.Setup(10 * time.Second); err != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
+		syscall.Kill(sb.Pid(), syscall.SIGKILL)
+		sb.Wait()
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		syscall.Kill(-sb.Pid(), syscall.SIGKILL)
 		<-st.done
 		sb.Close()
+		inW.Close()
+		outR.Close()
 	})
-	go func() { defer close(st.done); cmd.Wait() }()
+	go func() { defer close(st.done); sb.Wait() }()
 	return st
 }
 
@@ -208,7 +212,7 @@ func TestForkBounded(t *testing.T) {
 		t.Errorf("%d forks succeeded under a limit of 50 processes", n)
 	}
 	dir := st.sb.cgroup.dir
-	syscall.Kill(-st.cmd.Process.Pid, syscall.SIGKILL)
+	syscall.Kill(-st.sb.Pid(), syscall.SIGKILL)
 	<-st.done
 	st.sb.Close()
 	if _, err := os.Stat(dir); err == nil {
@@ -264,7 +268,7 @@ func TestSetsidContained(t *testing.T) {
 	}
 	// What process.stop does last: SIGKILL the group, which the grandchild
 	// has left.
-	syscall.Kill(-st.cmd.Process.Pid, syscall.SIGKILL)
+	syscall.Kill(-st.sb.Pid(), syscall.SIGKILL)
 	<-st.done
 	if n := running(pidfile); n != 0 {
 		t.Errorf("%d processes outlived the sandbox", n)

@@ -6,7 +6,7 @@ import (
 	"context"
 	"errors"
 	"net"
-	"os/exec"
+	"os"
 	"runtime"
 	"time"
 )
@@ -42,10 +42,12 @@ var errUnsupported = errors.New("sandbox: namespaces are Linux only (" + runtime
 // Available says why there is no sandbox here.
 func Available() error { return errUnsupported }
 
-// Command fails: there is no sandbox here.
-func Command(*Spec) (*exec.Cmd, *Sandbox, error) { return nil, nil, errUnsupported }
+// New fails: there is no sandbox here.
+func New(*Spec) (*Sandbox, error) { return nil, errUnsupported }
 
-func (*Sandbox) Start(*exec.Cmd) error                          { return errUnsupported }
+func (*Sandbox) Start(stdin, stdout, stderr *os.File) error     { return errUnsupported }
+func (*Sandbox) Pid() int                                       { return 0 }
+func (*Sandbox) Wait() error                                    { return errUnsupported }
 func (*Sandbox) Setup(time.Duration) error                      { return errUnsupported }
 func (*Sandbox) Listeners() []net.Listener                      { return nil }
 func (*Sandbox) Isolation() Isolation                           { return Isolation{} }
