@@ -31,12 +31,21 @@
 # Memory: peak RSS of bench replay --reuse-server over one suite of the
 # ten-run store and over all of it. Target: within 20%.
 #
-# FLOOR_REPS (default 3) and FLOOR_BIG_RUNS (default 10) override the counts.
+# FLOOR_REPS (default 3) and FLOOR_BIG_RUNS (default 10) override the counts;
+# FLOOR_ROWS, a list of row ids (replay-reuse-1 replay-fresh-1
+# replay-fresh-proxy-1 replay-reuse-big replay-fresh-big record-reuse
+# record-fresh), measures those rows alone.
 # Needs /usr/bin/time for RSS, and jq or python3 for the call-count check.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 REPS=${FLOOR_REPS:-3}
 BIG=${FLOOR_BIG_RUNS:-10}
+ALL="replay-reuse-1 replay-reuse-big replay-fresh-1 replay-fresh-proxy-1 replay-fresh-big record-reuse record-fresh"
+ROWS=${FLOOR_ROWS:-$ALL}
+for r in $ROWS; do
+  case " $ALL " in *" $r "*) ;; *) echo "FLOOR_ROWS: no row $r (rows: $ALL)" >&2; exit 2 ;; esac
+done
+want() { case " $ROWS " in *" $1 "*) return 0 ;; esac; return 1; } # row id
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 CGO_ENABLED=0 go build -o "$tmp/bench" ./cmd/bench
@@ -86,6 +95,7 @@ row() {
 # alone.
 replay_pairs() {
   local code t0 t1 time=()
+  want "$1" || return 0
   echo "  $1"
   [ -z "${5:-}" ] || time=(/usr/bin/time -f "%M" -o "$tmp/rss-$1")
   for _ in $(seq "$REPS"); do
@@ -104,6 +114,7 @@ replay_pairs() {
 # record_pairs id flags: bench record then the floor of what it sent.
 record_pairs() {
   local code t0 t1 i store
+  want "$1" || return 0
   echo "  $1"
   for i in $(seq "$REPS"); do
     store="$tmp/rec-$1-$i"
@@ -122,10 +133,13 @@ record_pairs() {
 }
 
 echo "recording the core stage once and ${BIG} times (baseline model, reference server, --reuse-server)..."
-"$B" --store "$tmp/s1" record $CORE --model baseline --runs 1 --reuse-server > /dev/null 2>&1
-"$B" --store "$tmp/sbig" record $CORE --model baseline --runs "$BIG" --reuse-server > /dev/null 2>&1
-"$B" --store "$tmp/s1" traces show --json golden/ > "$tmp/runs1.json"
-"$B" --store "$tmp/sbig" traces show --json golden/ > "$tmp/runsbig.json"
+sizes=1
+if want replay-reuse-big || want replay-fresh-big; then sizes="1 big"; fi
+for s in $sizes; do
+  n=1; [ "$s" = 1 ] || n=$BIG
+  "$B" --store "$tmp/s$s" record $CORE --model baseline --runs "$n" --reuse-server > /dev/null 2>&1
+  "$B" --store "$tmp/s$s" traces show --json golden/ > "$tmp/runs$s.json"
+done
 
 echo "measuring ${REPS} times each, floor and bench interleaved..."
 replay_pairs replay-reuse-1 "$tmp/s1" "$tmp/runs1.json" "--reuse-server"
@@ -141,8 +155,8 @@ record_pairs record-reuse "--reuse-server"
 record_pairs record-fresh ""
 
 # The floor sends what bench sends: the calls of the last replays.
-for s in 1 big; do
-  "$B" --store "$tmp/s$s" traces show --json replay/ > "$tmp/replayed.json"
+for s in $sizes; do
+  "$B" --store "$tmp/s$s" traces show --json replay/ > "$tmp/replayed.json" 2> /dev/null || continue
   echo "tool calls sent over the store of ${s}x: floor $(calls_of "$tmp/runs$s.json"), bench replay $(calls_of "$tmp/replayed.json")"
 done
 
@@ -152,7 +166,8 @@ echo "against the fair floor (scripts/bench/floor: the same calls, server and fa
 echo "started while the run before executes, as bench does); ${REPS} measurements each"
 printf '%-22s %5s %5s  %-17s  %-17s  %-17s  %-20s  %s\n' "" runs calls "floor wall s" "bench/floor wall" "bench CPU ms/run" "fixed cost ms" "target"
 printf '%-22s %5s %5s  %-17s  %-17s  %-17s  %-20s\n' "" "" "" "min/median/max" "min/median/max" "min/median/max" "min/median/max"
-for id in replay-reuse-1 replay-reuse-big replay-fresh-1 replay-fresh-proxy-1 replay-fresh-big record-reuse record-fresh; do
+for id in $ALL; do
+  want "$id" || continue
   f="$tmp/rows-$id"
   case $id in
     replay-reuse-1) label="replay --reuse-server" target="<= 1.2x, <= 1 ms, fixed <= 100 ms" ;;
@@ -174,6 +189,7 @@ echo
 
 # Memory over ~100 and ~1,000 runs: one suite of the large store, then all
 # of it (the last --reuse-server replay above).
+want replay-reuse-big || exit 0
 /usr/bin/time -f "%M" -o "$tmp/rss-small" "$B" --store "$tmp/sbig" replay --suite client-diagnosis \
   --server "$prof" --reuse-server --latency-resolution 1us --format json > /dev/null 2> "$tmp/err" || true
 n1=$(grep -c '^\[' "$tmp/err" || true)
