@@ -52,8 +52,10 @@ func (r *Recorder) confine(fake *fakecentral.Server) (*confine, string, error) {
 	default:
 		return nil, "", fmt.Errorf("isolation %q: want one of %v", r.opts.Isolation, Isolations)
 	}
+	r.starterOnce.Do(func() { r.starter = sandbox.NewStarter() })
 	api, proxy := fake.Addrs()
 	return &confine{
+		starter: r.starter,
 		listen:  []string{api, proxy},
 		attempt: func(a sandbox.Attempt) { fake.Central.RecordEgress(a.Addr, "sandbox") },
 		serve:   func(ls []net.Listener) { fake.Serve(ls[0], ls[1]) },

@@ -47,6 +47,7 @@ type process struct {
 // confine says how to start a server: in a sandbox (see internal/sandbox)
 // or, with a nil confine, plainly.
 type confine struct {
+	starter *sandbox.Starter      // the recorder's, which keeps a sandbox started ahead
 	listen  []string              // addresses opened inside and served by the fake
 	attempt func(sandbox.Attempt) // a refused connect(2)
 	serve   func([]net.Listener)  // serves the listeners once open
@@ -106,38 +107,17 @@ func startProcess(argv []string, dir string, env []string, stderrLimit int, grac
 	return p, nil
 }
 
-// startSandboxed starts spec's sandbox with pipes of its own for the
-// server's standard streams (the sandbox's init is started by a helper
-// process, not by an exec.Cmd of bench's), completes its set-up and
-// serves its listeners.
+// startSandboxed takes a started sandbox from the recorder's Starter (its
+// init waiting, the server's streams its own pipes), starts the server in
+// it and serves its listeners.
 func (p *process) startSandboxed(spec *sandbox.Spec, cf *confine) error {
-	sb, err := sandbox.New(spec)
+	sb, err := cf.starter.Start()
 	if err != nil {
 		return err
 	}
-	var ends [6]*os.File // stdin r, w; stdout r, w; stderr r, w
-	for i := 0; i < len(ends); i += 2 {
-		if ends[i], ends[i+1], err = os.Pipe(); err != nil {
-			for _, f := range ends[:i] {
-				f.Close()
-			}
-			sb.Close()
-			return err
-		}
-	}
-	err = sb.Start(ends[0], ends[3], ends[5])
-	ends[0].Close()
-	ends[3].Close()
-	ends[5].Close()
-	if err != nil {
-		ends[1].Close()
-		ends[2].Close()
-		ends[4].Close()
-		sb.Close()
-		return err
-	}
-	p.sb, p.pgid, p.stdin, p.stdout = sb, sb.Pid(), ends[1], ends[2]
-	stderr := ends[4]
+	var stderr *os.File
+	p.stdin, p.stdout, stderr = sb.Streams()
+	p.sb, p.pgid = sb, sb.Pid()
 	copied := make(chan struct{})
 	go func() {
 		io.Copy(p.stderr, stderr)
@@ -160,7 +140,7 @@ func (p *process) startSandboxed(spec *sandbox.Spec, cf *confine) error {
 		p.err = err
 		close(p.done)
 	}()
-	if err := sb.Setup(cf.timeout); err != nil {
+	if err := sb.Setup(spec, cf.timeout); err != nil {
 		p.kill()
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbench/bench/fakecentral"
+	"github.com/mcpbench/bench/internal/sandbox"
 	"github.com/mcpbench/bench/llm"
 	"github.com/mcpbench/bench/llm/reqkey"
 	"github.com/mcpbench/bench/scenarios"
@@ -162,11 +163,15 @@ type Recorder struct {
 	bg       context.Context // cancelled by Close: bounds prestarts
 	stopBg   context.CancelFunc
 	starting sync.WaitGroup
-	stopping sync.WaitGroup                  // idle servers being stopped (Retire)
-	fixtures map[string]*fakecentral.Fixture // parsed once: a fake only reads its fixture
-	preps    map[*scenarios.Scenario]*scenarioPrep
-	keys     *reqkey.ToolCache // tool definitions encoded for request keys, across runs
-	plans    sync.Map          // profile hash and dir -> ClockPlan (clockPlan)
+	stopping sync.WaitGroup // idle servers being stopped (Retire)
+	// starter starts the sandboxes of the kernel isolation, one ahead of
+	// its server; made with the first, closed by Close.
+	starterOnce sync.Once
+	starter     *sandbox.Starter
+	fixtures    map[string]*fakecentral.Fixture // parsed once: a fake only reads its fixture
+	preps       map[*scenarios.Scenario]*scenarioPrep
+	keys        *reqkey.ToolCache // tool definitions encoded for request keys, across runs
+	plans       sync.Map          // profile hash and dir -> ClockPlan (clockPlan)
 }
 
 // fixture loads a fixture bundle once per Recorder.
@@ -318,6 +323,10 @@ func (r *Recorder) Close() error {
 		if s != nil {
 			s.close()
 		}
+	}
+	r.starterOnce.Do(func() {}) // none is made after Close
+	if r.starter != nil {
+		r.starter.Close()
 	}
 	return nil
 }

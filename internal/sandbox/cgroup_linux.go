@@ -55,11 +55,19 @@ func newPidsCgroup(max int) (*pidsCgroup, error) {
 		return nil, fmt.Errorf("making a pids cgroup: %w", err)
 	}
 	c := &pidsCgroup{dir: dir}
-	if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(max)), 0o644); err != nil {
+	if err := c.limit(max); err != nil {
 		c.remove()
-		return nil, fmt.Errorf("limiting a pids cgroup: %w", err)
+		return nil, err
 	}
 	return c, nil
+}
+
+// limit sets the most processes the cgroup may hold.
+func (c *pidsCgroup) limit(max int) error {
+	if err := os.WriteFile(filepath.Join(c.dir, "pids.max"), []byte(strconv.Itoa(max)), 0o644); err != nil {
+		return fmt.Errorf("limiting a pids cgroup: %w", err)
+	}
+	return nil
 }
 
 // pidsParent is the directory under which this process may make a pids

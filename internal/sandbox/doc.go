@@ -28,7 +28,11 @@
 // caller's spawner (spawner_linux.go), the same binary run once more as a
 // small long-lived helper: a clone that makes a user namespace cannot share
 // its parent's memory, so made from the caller's large heap it would copy
-// its page tables and fault on every page the caller writes next. Where the kernel refuses the
+// its page tables and fault on every page the caller writes next. A
+// Starter keeps one sandbox started ahead (its init up, in its namespaces
+// and pids cgroup, its loopback up, /proc remounted and connect(2)
+// watched), so that a start waits only for the spec's listeners and the
+// server's exec. Where the kernel refuses the
 // namespaces (another OS, user namespaces disabled), Available says why and
 // the caller falls back to the proxy convention.
 package sandbox

@@ -14,12 +14,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// runInit is the sandbox's process 1. It reads the spec from the control
-// socket (fd 3), brings the loopback up, remounts /proc, opens the
-// listeners, installs the connect(2) notifier and passes their descriptors
-// back; then it starts the server, makes the caller's dials, and exits
-// with the server's status — at which the kernel kills whatever else is
-// left in the namespace.
+// runInit is the sandbox's process 1. Before its spec comes (a Starter
+// starts it ahead of its server) it brings the loopback up, remounts /proc
+// and installs the connect(2) notifier; then it reads the spec from the
+// control socket (fd 3), opens the listeners, passes their descriptors and
+// the notifier's back, and starts the server at once (the listeners queue
+// what the server sends them, and a connect(2) waits for the caller's
+// answer, until the caller serves them); then it makes the caller's dials,
+// and exits with the server's status — at which the kernel kills whatever
+// else is left in the namespace.
 func runInit() int {
 	f := os.NewFile(3, "sandbox-ctl")
 	fc, err := net.FileConn(f)
@@ -37,13 +40,11 @@ func runInit() int {
 	// too: the init only waits for it.
 	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGQUIT)
 
-	m, err := recvMsg(c, maxCtlMsg)
-	if err != nil || m.Spec == nil {
-		return fail("reading the spec: %v", err)
-	}
-	spec := m.Spec
+	// What every sandbox needs, before its spec. A failure is told in
+	// answer to the spec, where the caller waits for it.
+	early := ""
 	if err := loopbackUp(); err != nil {
-		return fail("bringing the loopback up: %v", err)
+		early = fmt.Sprintf("bringing the loopback up: %v", err)
 	}
 	var notes []string
 	proc := false
@@ -60,6 +61,23 @@ func runInit() int {
 			notes = append(notes, "/dev/shm shared with the caller ("+err.Error()+")")
 		}
 	}
+	nfd, nerr := -1, error(nil)
+	if early == "" {
+		if nfd, nerr = installNotifier(); nerr != nil {
+			notes = append(notes, "connect(2) not journaled ("+nerr.Error()+"): refused attempts are still refused")
+		} else {
+			defer unix.Close(nfd)
+		}
+	}
+
+	m, err := recvMsg(c, maxCtlMsg)
+	if err != nil || m.Spec == nil {
+		return fail("reading the spec: %v", err)
+	}
+	if early != "" {
+		return fail("%s", early)
+	}
+	spec := m.Spec
 	var fds []int
 	for _, a := range spec.Listen {
 		l, err := net.Listen("tcp", a)
@@ -74,18 +92,11 @@ func runInit() int {
 		fds = append(fds, int(lf.Fd()))
 		defer lf.Close()
 	}
-	seccomp := false
-	if nfd, err := installNotifier(); err != nil {
-		notes = append(notes, "connect(2) not journaled ("+err.Error()+"): refused attempts are still refused")
-	} else {
-		seccomp = true
+	seccomp := nfd >= 0
+	if seccomp {
 		fds = append(fds, nfd)
-		defer unix.Close(nfd)
 	}
 	if err := sendMsg(c, ctlMsg{Proc: proc, Seccomp: seccomp, Notes: notes}, fds...); err != nil {
-		return 125
-	}
-	if m, err := recvMsg(c, 64<<10); err != nil || !m.Ready {
 		return 125
 	}
 

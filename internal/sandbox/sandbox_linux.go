@@ -66,15 +66,17 @@ type Isolation struct {
 	Notes      []string
 }
 
-// Sandbox is one started sandbox: Command made it, Setup completes it
-// after the command started.
+// Sandbox is one started sandbox: a Starter started its init, Setup
+// starts its server.
 type Sandbox struct {
-	spec   *Spec
-	ctl    *net.UnixConn // bench's end of the control socket
-	child  *os.File      // the init's end, passed as fd 3
-	iso    Isolation
-	lns    []net.Listener
-	notify *notifier
+	starter *Starter
+	spec    *Spec
+	ctl     *net.UnixConn // bench's end of the control socket
+	child   *os.File      // the init's end, passed as fd 3
+	streams [3]*os.File   // the caller's ends of the server's stdin, stdout and stderr
+	iso     Isolation
+	lns     []net.Listener
+	notify  *notifier
 
 	dialMu   sync.Mutex
 	replies  chan ctlMsg
@@ -98,7 +100,6 @@ type ctlMsg struct {
 	Spec *Spec  `json:"spec,omitempty"`
 	Dial string `json:"dial,omitempty"`
 	// init -> bench
-	Ready   bool     `json:"ready,omitempty"`
 	Proc    bool     `json:"proc,omitempty"`
 	Seccomp bool     `json:"seccomp,omitempty"`
 	Notes   []string `json:"notes,omitempty"`
@@ -192,24 +193,6 @@ func sysProcAttr() *syscall.SysProcAttr {
 	return a
 }
 
-// New returns a sandbox for spec, to start with Start and complete with
-// Setup.
-func New(spec *Spec) (*Sandbox, error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: control socket: %w", err)
-	}
-	mine := os.NewFile(uintptr(fds[0]), "sandbox-ctl")
-	fc, err := net.FileConn(mine)
-	mine.Close()
-	if err != nil {
-		unix.Close(fds[1])
-		return nil, fmt.Errorf("sandbox: control socket: %w", err)
-	}
-	return &Sandbox{spec: spec, ctl: fc.(*net.UnixConn), child: os.NewFile(uintptr(fds[1]), "sandbox-ctl-child"),
-		replies: make(chan ctlMsg, 1), readDone: make(chan struct{}), exited: make(chan struct{})}, nil
-}
-
 // initCommand is the command that runs the sandbox's init, its end of the
 // control socket as fd 3: this binary again, in new namespaces.
 func initCommand(self string, ctl *os.File) *exec.Cmd {
@@ -224,70 +207,6 @@ func initCommand(self string, ctl *os.File) *exec.Cmd {
 // startMu serialises the starts that make this process dumpable for a
 // moment (see startClone).
 var startMu sync.Mutex
-
-// Start starts the sandbox's init with the given standard streams, which
-// the server inherits (the caller closes its copies of the init's ends
-// after Start). The init is cloned by this process's spawner (see
-// spawner_linux.go), or, where no spawner can be started, by this process.
-//
-// The init is moved into a pids cgroup of its own before it starts the
-// server (it waits for Setup), so every process of the sandbox is counted.
-func (s *Sandbox) Start(stdin, stdout, stderr *os.File) error {
-	var err error
-	var sp *spawner
-	if useSpawner {
-		sp, _ = theSpawner() // none: start the init from here
-	}
-	if sp != nil {
-		var pid int
-		var exit <-chan spawnMsg
-		if pid, exit, err = sp.spawn([4]*os.File{stdin, stdout, stderr, s.child}); err == nil {
-			s.initPid = pid
-			go func() {
-				m := <-exit
-				if m.Code != 0 {
-					s.waitErr = errors.New(m.Exit)
-				}
-				close(s.exited)
-			}()
-		}
-	} else {
-		var self string
-		if self, err = os.Executable(); err != nil {
-			return fmt.Errorf("sandbox: cannot find this program to re-execute: %w", err)
-		}
-		cmd := initCommand(self, s.child)
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
-		if err = startClone(cmd); err == nil {
-			s.initPid = cmd.Process.Pid
-			go func() {
-				s.waitErr = cmd.Wait()
-				close(s.exited)
-			}()
-		}
-	}
-	if err != nil {
-		return err
-	}
-	max := s.spec.MaxProcs
-	if max <= 0 {
-		max = DefaultMaxProcs
-	}
-	cg, err := newPidsCgroup(max)
-	if err == nil {
-		if err = cg.add(s.initPid); err != nil {
-			cg.remove()
-			cg = nil
-		}
-	}
-	if err != nil {
-		s.cgNote = "processes not bounded (" + err.Error() + ")"
-	} else {
-		s.cgroup = cg
-		s.iso.MaxProcs = max
-	}
-	return nil
-}
 
 // Pid is the init's pid (outside the sandbox), the leader of its process
 // group, once Start has returned.
@@ -320,10 +239,16 @@ func startClone(cmd *exec.Cmd) error {
 	return cmd.Start()
 }
 
-// Setup sends the spec to the started init and waits, up to timeout, until
+// Setup sends spec to the started init and waits, up to timeout, until
 // the server runs: the listeners are open and connect(2) is watched.
-func (s *Sandbox) Setup(timeout time.Duration) error {
-	s.child.Close() // the init holds its copy
+func (s *Sandbox) Setup(spec *Spec, timeout time.Duration) error {
+	s.spec = spec
+	if spec.MaxProcs > 0 && s.cgroup != nil && spec.MaxProcs != s.iso.MaxProcs {
+		if err := s.cgroup.limit(spec.MaxProcs); err != nil {
+			return fmt.Errorf("sandbox: %w", err)
+		}
+		s.iso.MaxProcs = spec.MaxProcs
+	}
 	s.ctl.SetDeadline(time.Now().Add(timeout))
 	if err := s.send(ctlMsg{Spec: s.spec}); err != nil {
 		return fmt.Errorf("sandbox: sending the server's spec: %w", err)
@@ -361,10 +286,7 @@ func (s *Sandbox) Setup(timeout time.Duration) error {
 	if m.Seccomp {
 		s.notify = watch(m.fds[len(m.fds)-1], s.spec, s.initPid)
 	}
-	// The init starts the server once it has our descriptors.
-	if err := s.send(ctlMsg{Ready: true}); err != nil {
-		return fmt.Errorf("sandbox: %w", err)
-	}
+	// The init has started the server meanwhile.
 	m, err = s.recv()
 	if err != nil {
 		return fmt.Errorf("sandbox: the init did not start the server: %w", err)
@@ -457,7 +379,8 @@ func (s *Sandbox) Dial(ctx context.Context, addr string) (net.Conn, error) {
 	return net.FileConn(f)
 }
 
-// Close releases the sandbox's descriptors after its init was reaped.
+// Close releases the sandbox's descriptors after its init was reaped (not
+// the streams: the caller closes those it took).
 func (s *Sandbox) Close() {
 	s.mu.Lock()
 	if s.closed {
@@ -475,7 +398,13 @@ func (s *Sandbox) Close() {
 		s.notify.close()
 	}
 	if s.cgroup != nil {
-		s.cgroup.remove()
+		// The kernel takes a millisecond or more to remove a cgroup: not
+		// on the caller's path (its Starter waits for it in Close).
+		s.starter.cleanup.Add(1)
+		go func() {
+			defer s.starter.cleanup.Done()
+			s.cgroup.remove()
+		}()
 	}
 }
 

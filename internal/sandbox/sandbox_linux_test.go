@@ -40,10 +40,11 @@ func needSandbox(t *testing.T) {
 
 // started is a sandbox whose server runs.
 type started struct {
-	stdin  io.WriteCloser
-	sb     *Sandbox
-	stdout *bufio.Reader
-	done   chan struct{}
+	starter *Starter
+	stdin   io.WriteCloser
+	sb      *Sandbox
+	stdout  *bufio.Reader
+	done    chan struct{}
 
 	mu       sync.Mutex
 	attempts []string
@@ -64,26 +65,16 @@ func startMax(t *testing.T, listen []string, maxProcs int, args ...string) *star
 			st.attempts = append(st.attempts, a.Addr)
 			st.mu.Unlock()
 		}}
-	sb, err := New(spec)
+	starter := NewStarter()
+	starter.ahead = false
+	sb, err := starter.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = sb.Start(inR, outW, os.Stderr)
-	inR.Close()
-	outW.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.sb, st.stdin, st.stdout = sb, inW, bufio.NewReader(outR)
-	if err := sb.Setup(10 * time.Second); err != nil {
+	inW, outR, errR := sb.Streams()
+	go io.Copy(os.Stderr, errR)
+	st.starter, st.sb, st.stdin, st.stdout = starter, sb, inW, bufio.NewReader(outR)
+	if err := sb.Setup(spec, 10*time.Second); err != nil {
 		syscall.Kill(sb.Pid(), syscall.SIGKILL)
 		sb.Wait()
 		t.Fatal(err)
@@ -94,6 +85,7 @@ func startMax(t *testing.T, listen []string, maxProcs int, args ...string) *star
 		sb.Close()
 		inW.Close()
 		outR.Close()
+		starter.Close()
 	})
 	go func() { defer close(st.done); sb.Wait() }()
 	return st
@@ -215,6 +207,7 @@ func TestForkBounded(t *testing.T) {
 	syscall.Kill(-st.sb.Pid(), syscall.SIGKILL)
 	<-st.done
 	st.sb.Close()
+	st.starter.Close() // waits for the cgroup's removal
 	if _, err := os.Stat(dir); err == nil {
 		t.Errorf("cgroup %s left behind", dir)
 	}

@@ -42,13 +42,19 @@ var errUnsupported = errors.New("sandbox: namespaces are Linux only (" + runtime
 // Available says why there is no sandbox here.
 func Available() error { return errUnsupported }
 
-// New fails: there is no sandbox here.
-func New(*Spec) (*Sandbox, error) { return nil, errUnsupported }
+// Starter starts no sandbox on this platform.
+type Starter struct{}
 
-func (*Sandbox) Start(stdin, stdout, stderr *os.File) error     { return errUnsupported }
+// NewStarter returns a Starter whose Start fails.
+func NewStarter() *Starter { return &Starter{} }
+
+func (*Starter) Start() (*Sandbox, error) { return nil, errUnsupported }
+func (*Starter) Close()                   {}
+
+func (*Sandbox) Streams() (stdin, stdout, stderr *os.File)      { return nil, nil, nil }
 func (*Sandbox) Pid() int                                       { return 0 }
 func (*Sandbox) Wait() error                                    { return errUnsupported }
-func (*Sandbox) Setup(time.Duration) error                      { return errUnsupported }
+func (*Sandbox) Setup(*Spec, time.Duration) error               { return errUnsupported }
 func (*Sandbox) Listeners() []net.Listener                      { return nil }
 func (*Sandbox) Isolation() Isolation                           { return Isolation{} }
 func (*Sandbox) ExitStatus() string                             { return "" }

@@ -96,3 +96,85 @@ func parentOf(t *testing.T, pid int) int {
 	}
 	return ppid
 }
+
+// TestStarterAhead: a Starter keeps one sandbox started ahead, whose init
+// waits for its spec; the next Start takes it, and starts another ahead.
+// One killed while it waited is not handed out. Close stops the one kept
+// ahead and removes its cgroup.
+func TestStarterAhead(t *testing.T) {
+	needSandbox(t)
+	st := NewStarter()
+	defer st.Close()
+	ahead := func() *Sandbox {
+		t.Helper()
+		st.mu.Lock()
+		filling := st.filling
+		st.mu.Unlock()
+		if filling != nil {
+			<-filling
+		}
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		if st.ready == nil {
+			t.Fatal("no sandbox started ahead")
+		}
+		return st.ready
+	}
+	first, err := st.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.discard()
+	next := ahead()
+	got, err := st.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != next {
+		t.Fatalf("Start returned pid %d, not the sandbox started ahead (pid %d)", got.Pid(), next.Pid())
+	}
+	// It runs a server like any other.
+	in, out, errs := got.Streams()
+	defer in.Close()
+	defer out.Close()
+	defer errs.Close()
+	if err := got.Setup(&Spec{Path: "/bin/true", Args: []string{"true"}}, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := got.Wait(); err != nil {
+		t.Errorf("the server in the sandbox started ahead: %v", err)
+	}
+	got.Close()
+
+	killed := ahead()
+	syscall.Kill(-killed.Pid(), syscall.SIGKILL)
+	killed.Wait()
+	again, err := st.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.discard()
+	if again == killed {
+		t.Fatal("Start handed out a sandbox whose init was killed while it waited")
+	}
+
+	last := ahead()
+	var dir string
+	if last.cgroup != nil {
+		dir = last.cgroup.dir
+	}
+	st.Close()
+	select {
+	case <-last.exited:
+	default:
+		t.Error("Close left the sandbox kept ahead running")
+	}
+	if dir != "" {
+		if _, err := os.Stat(dir); err == nil {
+			t.Errorf("Close left the cgroup %s of the sandbox kept ahead", dir)
+		}
+	}
+	if _, err := st.Start(); err == nil {
+		t.Error("Start after Close succeeded")
+	}
+}
