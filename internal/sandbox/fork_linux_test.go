@@ -47,17 +47,7 @@ func BenchmarkStartCost(b *testing.B) {
 	if err := Available(); err != nil {
 		b.Skipf("no sandbox here: %v", err)
 	}
-	heap := make([][]byte, 32)
-	for i := range heap {
-		heap[i] = make([]byte, 1<<20)
-	}
-	touch := func() {
-		for _, p := range heap {
-			for j := 0; j < len(p); j += 4096 {
-				p[j]++
-			}
-		}
-	}
+	touch := heapToWrite()
 	for _, c := range []struct {
 		name   string
 		attr   func() *syscall.SysProcAttr
@@ -138,10 +128,7 @@ func BenchmarkSandboxStart(b *testing.B) {
 	if err := Available(); err != nil {
 		b.Skipf("no sandbox here: %v", err)
 	}
-	heap := make([][]byte, 32)
-	for i := range heap {
-		heap[i] = make([]byte, 1<<20)
-	}
+	touch := heapToWrite()
 	for _, c := range []struct {
 		name           string
 		ahead, spawner bool
@@ -175,16 +162,29 @@ func BenchmarkSandboxStart(b *testing.B) {
 				in.Close()
 				out.Close()
 				errs.Close()
-				for _, p := range heap {
-					for j := 0; j < len(p); j += 4096 {
-						p[j]++
-					}
-				}
+				touch()
 			}
 			syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 			cpu := time.Duration(syscall.TimevalToNsec(ru1.Utime) - syscall.TimevalToNsec(ru0.Utime) +
 				syscall.TimevalToNsec(ru1.Stime) - syscall.TimevalToNsec(ru0.Stime))
 			b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(b.N), "cpu-ms/op")
 		})
+	}
+}
+
+// heapToWrite makes a heap of 32 MiB and returns what writes a byte of
+// each of its pages, as a caller of the sandbox writes its memory between
+// starts.
+func heapToWrite() func() {
+	heap := make([][]byte, 32)
+	for i := range heap {
+		heap[i] = make([]byte, 1<<20)
+	}
+	return func() {
+		for _, p := range heap {
+			for j := 0; j < len(p); j += 4096 {
+				p[j]++
+			}
+		}
 	}
 }

@@ -24,21 +24,16 @@ import (
 // and exits with the server's status — at which the kernel kills whatever
 // else is left in the namespace.
 func runInit() int {
-	f := os.NewFile(3, "sandbox-ctl")
-	fc, err := net.FileConn(f)
-	f.Close()
+	// The caller signals the whole process group, which the server is in
+	// too: the init only waits for it.
+	c, err := stageConn("sandbox-ctl")
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "bench sandbox: control socket: %v\n", err)
 		return 125
 	}
-	c := fc.(*net.UnixConn)
 	fail := func(format string, args ...any) int {
 		sendMsg(c, ctlMsg{Error: fmt.Sprintf(format, args...)})
 		return 125
 	}
-	// The caller signals the whole process group, which the server is in
-	// too: the init only waits for it.
-	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGQUIT)
 
 	// What every sandbox needs, before its spec. A failure is told in
 	// answer to the spec, where the caller waits for it.
@@ -116,6 +111,21 @@ func runInit() int {
 		return 125
 	}
 	return st.ExitCode()
+}
+
+// stageConn is the socket a re-executed stage (the init, the spawner) is
+// given as fd 3, with the signals a terminal or the caller sends its
+// process group ignored: the caller ends the stage by other means.
+func stageConn(name string) (*net.UnixConn, error) {
+	f := os.NewFile(3, name)
+	fc, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench %s: %v\n", name, err)
+		return nil, err
+	}
+	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGQUIT)
+	return fc.(*net.UnixConn), nil
 }
 
 // startServer starts the server on a thread whose ambient capabilities are

@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/signal"
 	"sync"
 	"syscall"
 	"time"
@@ -62,17 +61,12 @@ var useSpawner = true
 
 // runSpawner is the spawner's main.
 func runSpawner() int {
-	f := os.NewFile(3, "sandbox-spawner")
-	fc, err := net.FileConn(f)
-	f.Close()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "bench sandbox spawner: control socket: %v\n", err)
-		return 125
-	}
-	c := fc.(*net.UnixConn)
 	// The caller's terminal signals are the caller's to act on: it stops
 	// its servers itself, then closes the socket.
-	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGQUIT)
+	c, err := stageConn("sandbox-spawner")
+	if err != nil {
+		return 125
+	}
 	// As the caller: a server must not read or write this process's
 	// memory through /proc (it runs outside the sandbox).
 	SetNonDumpable()
