@@ -995,3 +995,40 @@ func prefixEnd(p []byte) []byte {
 	}
 	return nil
 }
+
+// Opening is a store being opened in the background (OpenAhead), for a
+// command that has other start-up work to do meanwhile.
+type Opening struct {
+	done  chan struct{}
+	s     *Store
+	err   error
+	taken bool
+}
+
+// OpenAhead starts Open(dir, o) in the background. The caller takes the
+// store with Wait, or lets Close release it.
+func OpenAhead(dir string, o *Options) *Opening {
+	op := &Opening{done: make(chan struct{})}
+	go func() {
+		defer close(op.done)
+		op.s, op.err = Open(dir, o)
+	}()
+	return op
+}
+
+// Wait returns what Open returned; the store is then the caller's to
+// close.
+func (op *Opening) Wait() (*Store, error) {
+	<-op.done
+	op.taken = true
+	return op.s, op.err
+}
+
+// Close waits for the open and closes the store unless Wait handed it
+// out: a caller that returns early defers it.
+func (op *Opening) Close() {
+	<-op.done
+	if !op.taken && op.s != nil {
+		op.s.Close()
+	}
+}

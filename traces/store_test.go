@@ -942,3 +942,36 @@ func TestStoreWritesNoPlantedLink(t *testing.T) {
 		}
 	})
 }
+
+// TestOpenAhead: a store opened ahead is the store Open gives; one the
+// caller never took is closed by Close (its lock released, so the next
+// Open succeeds), one it took is not; an error comes out of Wait.
+func TestOpenAhead(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := s.PutRun(smallCorpus().run(1, 1, 1), "golden/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	op := OpenAhead(dir, &Options{MustExist: true})
+	op.Close() // never taken: released
+	op = OpenAhead(dir, &Options{MustExist: true})
+	got, err := op.Wait()
+	if err != nil {
+		t.Fatalf("the store was left locked by an Opening nobody took: %v", err)
+	}
+	op.Close() // taken: still open
+	if ref, err := got.Ref("golden/a"); err != nil || ref != id {
+		t.Errorf("the store taken from Wait: Ref = %v, %v; want %v (closed by Close?)", ref, err, id)
+	}
+	got.Close()
+
+	if _, err := OpenAhead(filepath.Join(dir, "none"), &Options{MustExist: true}).Wait(); !errors.Is(err, ErrNoStore) {
+		t.Errorf("opening ahead a store that does not exist: %v, want ErrNoStore", err)
+	}
+}

@@ -98,6 +98,9 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 	if err := checkLoopback(); err != nil {
 		return err
 	}
+	// The store opens while the profile and the scenarios load.
+	ahead := openStoreAhead(a)
+	defer ahead.Close()
 	profile, err := loadProfile(a, opts.server, opts.serverEnv, opts.passEnv)
 	if err != nil {
 		return err
@@ -144,7 +147,7 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 			return err
 		}
 	}
-	store, err := openStore(a)
+	store, err := ahead.Wait()
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,23 @@ func openStoreRead(a *app) (*traces.Store, error) {
 }
 
 func openStoreWith(a *app, o *traces.Options) (*traces.Store, error) {
-	s, err := traces.Open(a.storeDir, o)
+	return storeOpened(traces.Open(a.storeDir, o))
+}
+
+// openStoreAhead starts openStore in the background, for a command that
+// loads its scenarios meanwhile: Wait gives what openStore would have
+// given; a command that returns before it defers Close.
+func openStoreAhead(a *app) *storeAhead {
+	return &storeAhead{traces.OpenAhead(a.storeDir, &traces.Options{MustExist: true})}
+}
+
+type storeAhead struct{ op *traces.Opening }
+
+func (s *storeAhead) Wait() (*traces.Store, error) { return storeOpened(s.op.Wait()) }
+func (s *storeAhead) Close()                       { s.op.Close() }
+
+// storeOpened says what an open's error means for bench's exit code.
+func storeOpened(s *traces.Store, err error) (*traces.Store, error) {
 	switch {
 	case errors.Is(err, traces.ErrNoStore):
 		return nil, usageErr(err)
