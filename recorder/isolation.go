@@ -52,7 +52,6 @@ func (r *Recorder) confine(fake *fakecentral.Server) (*confine, string, error) {
 	default:
 		return nil, "", fmt.Errorf("isolation %q: want one of %v", r.opts.Isolation, Isolations)
 	}
-	r.starterOnce.Do(func() { r.starter = sandbox.NewStarter() })
 	api, proxy := fake.Addrs()
 	return &confine{
 		starter: r.starter,

@@ -165,13 +165,13 @@ type Recorder struct {
 	starting sync.WaitGroup
 	stopping sync.WaitGroup // idle servers being stopped (Retire)
 	// starter starts the sandboxes of the kernel isolation, one ahead of
-	// its server; made with the first, closed by Close.
-	starterOnce sync.Once
-	starter     *sandbox.Starter
-	fixtures    map[string]*fakecentral.Fixture // parsed once: a fake only reads its fixture
-	preps       map[*scenarios.Scenario]*scenarioPrep
-	keys        *reqkey.ToolCache // tool definitions encoded for request keys, across runs
-	plans       sync.Map          // profile hash and dir -> ClockPlan (clockPlan)
+	// its server (nothing before the first); closed by Close, after which
+	// it starts none.
+	starter  *sandbox.Starter
+	fixtures map[string]*fakecentral.Fixture // parsed once: a fake only reads its fixture
+	preps    map[*scenarios.Scenario]*scenarioPrep
+	keys     *reqkey.ToolCache // tool definitions encoded for request keys, across runs
+	plans    sync.Map          // profile hash and dir -> ClockPlan (clockPlan)
 }
 
 // fixture loads a fixture bundle once per Recorder.
@@ -300,7 +300,7 @@ func New(o *Options) *Recorder {
 	bg, stop := context.WithCancel(context.Background())
 	return &Recorder{opts: o.withDefaults(), idle: map[string][]*slot{}, fixtures: map[string]*fakecentral.Fixture{},
 		preps: map[*scenarios.Scenario]*scenarioPrep{}, pending: map[string][]*prestart{}, bg: bg, stopBg: stop,
-		keys: reqkey.NewToolCache()}
+		keys: reqkey.NewToolCache(), starter: sandbox.NewStarter()}
 }
 
 // Close stops every server kept for reuse or started ahead.
@@ -324,10 +324,7 @@ func (r *Recorder) Close() error {
 			s.close()
 		}
 	}
-	r.starterOnce.Do(func() {}) // none is made after Close
-	if r.starter != nil {
-		r.starter.Close()
-	}
+	r.starter.Close()
 	return nil
 }
 

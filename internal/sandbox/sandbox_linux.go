@@ -209,7 +209,7 @@ func initCommand(self string, ctl *os.File) *exec.Cmd {
 var startMu sync.Mutex
 
 // Pid is the init's pid (outside the sandbox), the leader of its process
-// group, once Start has returned.
+// group.
 func (s *Sandbox) Pid() int { return s.initPid }
 
 // Wait waits until the init has exited and been reaped, and says how it
