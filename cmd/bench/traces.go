@@ -47,9 +47,10 @@ says which process holds it.`,
 // A directory that holds no store is bad input (exit 2); a store in use,
 // damaged or unreadable is a setup failure (exit 4) with the store's own
 // message.
-func openStore(a *app) (*traces.Store, error) {
-	return openStoreWith(a, &traces.Options{MustExist: true})
-}
+func openStore(a *app) (*traces.Store, error) { return openStoreWith(a, writeExisting()) }
+
+// writeExisting is how openStore and openStoreAhead open a store.
+func writeExisting() *traces.Options { return &traces.Options{MustExist: true} }
 
 // createStore opens the store named by --store for writing, and creates it
 // when there is none (record, import).
@@ -70,7 +71,7 @@ func openStoreWith(a *app, o *traces.Options) (*traces.Store, error) {
 // loads its scenarios meanwhile: Wait gives what openStore would have
 // given; a command that returns before it defers Close.
 func openStoreAhead(a *app) *storeAhead {
-	return &storeAhead{traces.OpenAhead(a.storeDir, &traces.Options{MustExist: true})}
+	return &storeAhead{traces.OpenAhead(a.storeDir, writeExisting())}
 }
 
 type storeAhead struct{ op *traces.Opening }
