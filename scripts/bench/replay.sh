@@ -5,8 +5,10 @@
 # with a minimal go-sdk client to the same server (the reference server,
 # prebuilt) and fake Central, started the same way (fresh per run with the
 # next run's pair starting while a run executes, or one per fixture and
-# write gate with the fake reset between runs), with no model, store or
-# scoring. Measured in this one run, FLOOR_REPS times each, floor and bench
+# write gate with the fake reset between runs; in bench's kernel sandbox
+# where bench runs its servers in one, --isolation auto, and unconfined
+# beside bench --isolation proxy), with no model, store or scoring.
+# Measured in this one run, FLOOR_REPS times each, floor and bench
 # interleaved so that the machine's noise hits both:
 #   bench replay --stage core, with --reuse-server and fresh, over the runs
 #     recorded once per scenario (220 in the core stage) and FLOOR_BIG_RUNS
@@ -25,8 +27,9 @@
 # replay --reuse-server <= 1.2x over one run a scenario and <= 1.3x over ten;
 # fresh replay and record <= 1.2x; bench's CPU <= 1 ms per replayed run.
 # The fresh replay is measured with the kernel sandbox (the default where
-# the kernel allows it) and, over the small store, without it (--isolation
-# proxy): the floor starts its servers unconfined. bench exits 1 on these
+# the kernel allows it), against a floor whose servers start in the same
+# sandbox, and, over the small store, without it (--isolation proxy)
+# against a floor whose servers start unconfined. bench exits 1 on these
 # stores: the gate's absolute bars (task success >= 0.80) fail for the
 # baseline model, and a fresh replay of a --reuse-server recording also
 # counts each server's token fetch, which a reused server did once.
@@ -74,10 +77,11 @@ print(sum(1 for r in json.load(open(sys.argv[1])) for e in r["run"]["events"] if
   else echo "?"; fi
 }
 
-# floor_run runs-file flags: one floor measurement.
+# floor_run runs-file flags [isolation]: one floor measurement; its
+# servers confined as bench's default confines them (auto), or not (none).
 floor_run() {
   # shellcheck disable=SC2086
-  "$tmp/floor" --runs "$1" --server "$prof" $2 > "$tmp/floor.json"
+  "$tmp/floor" --runs "$1" --server "$prof" --isolation "${3:-auto}" $2 > "$tmp/floor.json"
 }
 # row id code bench-wall-us: a measured pair, from the floor's line and
 # bench's --stats, added to the rows of id.
@@ -95,20 +99,22 @@ row() {
   # packages' initialization, before bench's clock) and its exit are in it.
   local fixed
   fixed=$(( $3 - ($(num "$tmp/stats.json" last_run_us) - $(num "$tmp/stats.json" first_run_us)) - shell_us ))
-  echo "$runs $calls $fw $3 $fc $bc $2 $fixed" >> "$tmp/rows-$1"
+  local iso
+  iso=$(sed -n 's/.*"isolation":"\([a-z]*\)".*/\1/p' "$tmp/floor.json")
+  echo "$runs $calls $fw $3 $fc $bc $2 $fixed ${iso:-none}" >> "$tmp/rows-$1"
 }
 
-# replay_pairs id store runs-file flags [rss] [bench-flags]: with rss,
-# bench's peak RSS goes to $tmp/rss-<id> (/usr/bin/time; its own start-up
-# is well under a millisecond of the wall time); bench-flags go to bench
-# alone.
+# replay_pairs id store runs-file flags [rss] [bench-flags] [floor-isolation]:
+# with rss, bench's peak RSS goes to $tmp/rss-<id> (/usr/bin/time; its own
+# start-up is well under a millisecond of the wall time); bench-flags go to
+# bench alone, floor-isolation (default auto) to the floor.
 replay_pairs() {
   local code t0 t1 time=()
   want "$1" || return 0
   echo "  $1"
   [ -z "${5:-}" ] || time=(/usr/bin/time -f "%M" -o "$tmp/rss-$1")
   for _ in $(seq "$REPS"); do
-    floor_run "$3" "$4"
+    floor_run "$3" "$4" "${7:-auto}"
     code=0
     t0=$(now_us)
     # shellcheck disable=SC2086
@@ -155,9 +161,9 @@ replay_pairs replay-reuse-1 "$tmp/s1" "$tmp/runs1.json" "--reuse-server"
 # Fresh servers for runs recorded with reused ones: bench is told so
 # (without a flag it replays as recorded).
 replay_pairs replay-fresh-1 "$tmp/s1" "$tmp/runs1.json" "" "" "--reuse-server=false"
-# The same without the kernel sandbox (the floor has none): what the
-# namespaces cost a fresh server.
-replay_pairs replay-fresh-proxy-1 "$tmp/s1" "$tmp/runs1.json" "" "" "--isolation proxy --reuse-server=false"
+# The same without the kernel sandbox, against a floor without it: bench's
+# overhead where neither pays for namespaces.
+replay_pairs replay-fresh-proxy-1 "$tmp/s1" "$tmp/runs1.json" "" "" "--isolation proxy --reuse-server=false" none
 replay_pairs replay-reuse-big "$tmp/sbig" "$tmp/runsbig.json" "--reuse-server" rss
 replay_pairs replay-fresh-big "$tmp/sbig" "$tmp/runsbig.json" "" "" "--reuse-server=false"
 record_pairs record-reuse "--reuse-server"
@@ -172,7 +178,8 @@ done
 mmm() { sort -g | awk '{v[NR]=$1} END {printf "%.2f/%.2f/%.2f", v[1], v[int((NR+1)/2)], v[NR]}'; }
 echo
 echo "against the fair floor (scripts/bench/floor: the same calls, server and fake; fresh servers"
-echo "started while the run before executes, as bench does); ${REPS} measurements each"
+echo "started while the run before executes, as bench does; its servers in bench's kernel sandbox"
+echo "(floor: kernel) where bench runs them in one); ${REPS} measurements each"
 printf '%-22s %5s %5s  %-17s  %-17s  %-17s  %-20s  %s\n' "" runs calls "floor wall s" "bench/floor wall" "bench CPU ms/run" "fixed cost ms" "target"
 printf '%-22s %5s %5s  %-17s  %-17s  %-17s  %-20s\n' "" "" "" "min/median/max" "min/median/max" "min/median/max" "min/median/max"
 for id in $ALL; do
@@ -181,18 +188,18 @@ for id in $ALL; do
   case $id in
     replay-reuse-1) label="replay --reuse-server" target="<= 1.2x, <= 1 ms, fixed <= 100 ms" ;;
     replay-reuse-big) label="replay --reuse-server" target="<= 1.3x, <= 1 ms, fixed <= 100 ms" ;;
-    replay-fresh-proxy-1) label="  --isolation proxy" target="(no kernel sandbox, as the floor)" ;;
+    replay-fresh-proxy-1) label="  --isolation proxy" target="(no sandbox, floor unconfined)" ;;
     replay-fresh-*) label="replay (fresh)" target="<= 1.2x, <= 1 ms, fixed <= 100 ms" ;;
     record-reuse) label="record --reuse-server" target="<= 1.2x" ;;
     record-fresh) label="record (fresh)" target="<= 1.2x" ;;
   esac
-  read -r runs calls _ < "$f"
+  read -r runs calls _ _ _ _ _ _ iso < "$f"
   fwall=$(awk '{print $3/1e6}' "$f" | mmm)
   ratio=$(awk '{print $4/$3}' "$f" | mmm)
   cpu=$(awk '{print ($6-$5)/$1/1e3}' "$f" | mmm)
   fixed=$(awk '{print $8/1e3}' "$f" | mmm)
   codes=$(awk '$7 != 0 {c[$7]++} END {for (k in c) printf "  (bench exit %s: %d of them)", k, c[k]}' "$f")
-  printf '%-22s %5d %5d  %-17s  %-17s  %-17s  %-20s  %s%s\n' "$label" "$runs" "$calls" "$fwall" "$ratio" "$cpu" "$fixed" "$target" "$codes"
+  printf '%-22s %5d %5d  %-17s  %-17s  %-17s  %-20s  %s%s\n' "$label" "$runs" "$calls" "$fwall" "$ratio" "$cpu" "$fixed" "$target (floor: $iso)" "$codes"
 done
 echo
 

@@ -4,7 +4,7 @@
 // no store and no scoring. scripts/bench/replay.sh measures bench against
 // it.
 //
-//	floor --runs RUNS.json --server PROFILE [--reuse-server] [--sequential]
+//	floor --runs RUNS.json --server PROFILE [--reuse-server] [--sequential] [--isolation none|kernel|auto]
 //
 // RUNS.json is what `bench traces show --json PREFIX` prints. Every run's
 // mcp.call events are sent in order with their recorded arguments, under
@@ -18,6 +18,14 @@
 // the runs of one fixture and write gate, in bench replay's order (groups by
 // first appearance, runs in input order), with the fake reset between runs;
 // the next group's pair starts at its predecessor's first run.
+//
+// With --isolation kernel each stdio server starts in a kernel sandbox as
+// bench starts it by default (internal/sandbox: a Starter keeping one
+// started ahead, the fake's two ports opened inside): the floor of a run
+// that pays for the sandbox as bench does. With auto, as bench's default,
+// kernel where the kernel allows it and none elsewhere; with none (the
+// default) the servers start unconfined, as with bench --isolation proxy.
+// The line printed says which it was.
 //
 // Reading the input, the golden suite, the fixtures and the profile comes
 // before the clock. It prints one JSON line: runs, calls, wall time and this
@@ -49,6 +57,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbench/bench/fakecentral"
+	"github.com/mcpbench/bench/internal/sandbox"
 	"github.com/mcpbench/bench/llm"
 	"github.com/mcpbench/bench/recorder"
 	"github.com/mcpbench/bench/scenarios"
@@ -100,13 +109,14 @@ type call struct {
 
 // result is the line the floor prints.
 type result struct {
-	Runs        int   `json:"runs"`
-	Calls       int   `json:"calls"` // tool calls sent
-	WallUS      int64 `json:"wall_us"`
-	CPUUserUS   int64 `json:"cpu_user_us"`
-	CPUSysUS    int64 `json:"cpu_sys_us"`
-	ReuseServer bool  `json:"reuse_server"`
-	Overlap     bool  `json:"overlap"` // the next server started while a run executed
+	Runs        int    `json:"runs"`
+	Calls       int    `json:"calls"` // tool calls sent
+	WallUS      int64  `json:"wall_us"`
+	CPUUserUS   int64  `json:"cpu_user_us"`
+	CPUSysUS    int64  `json:"cpu_sys_us"`
+	ReuseServer bool   `json:"reuse_server"`
+	Overlap     bool   `json:"overlap"`   // the next server started while a run executed
+	Isolation   string `json:"isolation"` // none | kernel
 }
 
 func main() {
@@ -114,10 +124,23 @@ func main() {
 	server := flag.String("server", "", "server `PROFILE` (as bench's --server)")
 	reuse := flag.Bool("reuse-server", false, "one server and fake per fixture and write gate, the fake reset between runs")
 	sequential := flag.Bool("sequential", false, "start each server when its run needs it, not while the run before executes")
+	isolation := flag.String("isolation", "none", "how servers start: none (unconfined), kernel (in bench's sandbox) or auto (kernel where available)")
 	flag.Parse()
-	if *runsFile == "" || *server == "" || flag.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: floor --runs RUNS.json --server PROFILE [--reuse-server] [--sequential]")
+	if *runsFile == "" || *server == "" || flag.NArg() > 0 || !slices.Contains([]string{"none", "kernel", "auto"}, *isolation) {
+		fmt.Fprintln(os.Stderr, "usage: floor --runs RUNS.json --server PROFILE [--reuse-server] [--sequential] [--isolation none|kernel|auto]")
 		os.Exit(2)
+	}
+	if *isolation != "none" {
+		err := sandbox.Available()
+		switch {
+		case err == nil:
+			*isolation = "kernel"
+		case *isolation == "auto":
+			*isolation = "none"
+		default:
+			fmt.Fprintln(os.Stderr, "floor: --isolation kernel:", err)
+			os.Exit(2)
+		}
 	}
 	p, runs, err := load(*runsFile, *server)
 	if err != nil {
@@ -127,6 +150,15 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	f := &floor{p: p, overlap: !*sequential}
+	if *isolation == "kernel" {
+		if p.Transport != recorder.TransportStdio {
+			fmt.Fprintf(os.Stderr, "floor: --isolation kernel: server %s speaks %s; the floor sandboxes stdio servers only\n", p.Name, p.Transport)
+			os.Exit(2)
+		}
+		sandbox.SetNonDumpable() // as bench before its first server
+		f.starter = sandbox.NewStarter()
+		defer f.starter.Close()
+	}
 
 	runtime.GC() // the input's garbage is not the timed part's
 	var ru0, ru1 syscall.Rusage
@@ -151,7 +183,7 @@ func main() {
 		Runs: len(runs), Calls: calls, WallUS: wall.Microseconds(),
 		CPUUserUS:   (ru1.Utime.Nano() - ru0.Utime.Nano()) / 1e3,
 		CPUSysUS:    (ru1.Stime.Nano() - ru0.Stime.Nano()) / 1e3,
-		ReuseServer: *reuse, Overlap: f.overlap,
+		ReuseServer: *reuse, Overlap: f.overlap, Isolation: *isolation,
 	})
 }
 
@@ -243,6 +275,7 @@ func load(runsFile, server string) (*recorder.Profile, []*run, error) {
 type floor struct {
 	p       *recorder.Profile
 	overlap bool
+	starter *sandbox.Starter // --isolation kernel: starts each server's sandbox
 }
 
 // fresh sends each run to a fake and server of its own.
@@ -327,9 +360,11 @@ func (f *floor) reused(ctx context.Context, runs []*run) error {
 
 // slot is a fake Central and a server connected to it.
 type slot struct {
-	fake *fakecentral.Server
-	cs   *mcp.ClientSession
-	cmd  *exec.Cmd // http only: the server process (stdio: the transport owns it)
+	fake    *fakecentral.Server
+	cs      *mcp.ClientSession
+	cmd     *exec.Cmd        // http only: the server process (stdio: the transport owns it)
+	sb      *sandbox.Sandbox // --isolation kernel: the server's sandbox
+	streams []*os.File       // its stdin, stdout and stderr
 
 	mu     sync.Mutex
 	elicit string // how the current run answers elicitation requests
@@ -399,10 +434,30 @@ func (f *floor) start(ctx context.Context, r *run) (*slot, error) {
 		cmd.Dir, cmd.Env = p.WorkDir(), env
 	}
 	var transport mcp.Transport
-	switch p.Transport {
-	case recorder.TransportStdio:
+	switch {
+	case f.starter != nil && cmd != nil: // stdio, in a sandbox
+		if cmd.Err != nil {
+			return fail(cmd.Err)
+		}
+		sb, err := f.starter.Start()
+		if err != nil {
+			return fail(err)
+		}
+		s.sb = sb
+		stdin, stdout, stderr := sb.Streams()
+		s.streams = []*os.File{stdin, stdout, stderr}
+		go io.Copy(io.Discard, stderr)
+		api, proxy := fake.Addrs()
+		spec := &sandbox.Spec{Path: cmd.Path, Args: argv, Env: env, Dir: p.WorkDir(), Listen: []string{api, proxy}}
+		if err := sb.Setup(spec, time.Duration(p.StartTimeout)); err != nil {
+			return fail(err)
+		}
+		ls := sb.Listeners()
+		fake.Serve(ls[0], ls[1])
+		transport = &mcp.IOTransport{Reader: stdout, Writer: stdin}
+	case p.Transport == recorder.TransportStdio:
 		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: recorder.DefaultStopGrace}
-	case recorder.TransportHTTP:
+	case p.Transport == recorder.TransportHTTP:
 		if cmd != nil {
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 			if err := cmd.Start(); err != nil {
@@ -475,6 +530,28 @@ func (s *slot) close() {
 			syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 			<-done
 		}
+	}
+	if s.sb != nil {
+		// As CommandTransport: stdin closed (by the session's Close),
+		// then SIGTERM and SIGKILL to the init's group after the grace
+		// each; the init reaped, the kernel has killed the rest.
+		for _, f := range s.streams[:1] {
+			f.Close()
+		}
+		done := make(chan struct{})
+		go func() { s.sb.Wait(); close(done) }()
+		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+			select {
+			case <-done:
+			case <-time.After(recorder.DefaultStopGrace):
+				syscall.Kill(-s.sb.Pid(), sig)
+			}
+		}
+		<-done
+		for _, f := range s.streams {
+			f.Close()
+		}
+		s.sb.Close()
 	}
 	s.fake.Close()
 }

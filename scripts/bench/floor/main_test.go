@@ -1,10 +1,17 @@
 package main
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/mcpbench/bench/internal/sandbox"
 )
 
 const testProfile = `name: t
@@ -73,5 +80,57 @@ func TestLoadErrors(t *testing.T) {
 	}
 	if _, _, err := load(filepath.Join(t.TempDir(), "missing.json"), prof); err == nil || !strings.Contains(err.Error(), "--runs") {
 		t.Errorf("missing file: %v", err)
+	}
+}
+
+// The floor starts a server in bench's sandbox (--isolation kernel), sends
+// a run's calls to it, and the fake serves them inside: the server reached
+// the fake's API through the ports opened in its namespace. Then it stops
+// the server and leaves no process behind.
+func TestSandboxedServer(t *testing.T) {
+	if err := sandbox.Available(); err != nil {
+		t.Skip("no kernel sandbox here:", err)
+	}
+	bin := filepath.Join(t.TempDir(), "central-mcp")
+	build := exec.Command("go", "build", "-o", bin, "./examples/central-mcp")
+	build.Dir = filepath.Join("..", "..", "..")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the reference server: %v\n%s", err, out)
+	}
+	ref, err := os.ReadFile(filepath.Join(build.Dir, "servers", "reference.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof := write(t, "reference.yaml", regexp.MustCompile(`(?m)^command:.*$`).ReplaceAllString(string(ref), `command: [`+strconv.Quote(bin)+`]`))
+	runs := write(t, "runs.json", `[{"ref": "golden/reference/baseline/alerts-001/0", "run": {
+	  "manifest": {"scenario": {"id": "alerts-001"}, "fixture": {"name": "site-a"}},
+	  "events": [{"kind": "mcp.call", "call": {"index": 0, "tool": "list_alerts", "arguments": {}}}]}}]`)
+	p, rs, err := load(runs, prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &floor{p: p, starter: sandbox.NewStarter()}
+	defer f.starter.Close()
+	ctx := context.Background()
+	s, err := f.start(ctx, rs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.send(ctx, rs[0]); err != nil {
+		s.close()
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, e := range s.fake.Journal() {
+		paths = append(paths, e.Path)
+	}
+	pid := s.sb.Pid()
+	s.close()
+	if len(paths) == 0 {
+		t.Errorf("the fake served no request for the call: the sandboxed server did not reach it")
+	}
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Errorf("the sandbox's init (pid %d) still runs after close", pid)
 	}
 }
