@@ -11,12 +11,12 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/mcpbench/bench/internal/cores"
 )
 
 //go:embed golden/*.yaml
@@ -44,7 +44,7 @@ func Golden() ([]*Scenario, error) {
 		return parseManifests(paths, data, nil, "golden", GoldenDir)
 	}
 	results := make([]fileResult, len(files))
-	onEveryCore(len(files), func(i int) {
+	cores.Each(len(files), func(i int) {
 		ss, errs := decodeDocs(GoldenDir+strings.TrimPrefix(files[i].path, "golden"), files[i].docs)
 		errs.Sort()
 		results[i] = fileResult{ss, errs.Err()}
@@ -278,7 +278,7 @@ func parseManifests(paths []string, data [][]byte, walkErr error, dir, display s
 	results := make([]fileResult, len(paths))
 	// YAML decoding is most of a command's start-up: the files are parsed
 	// on every core, and collected in walk order.
-	onEveryCore(len(paths), func(i int) {
+	cores.Each(len(paths), func(i int) {
 		results[i].ss, results[i].err = Parse(display+strings.TrimPrefix(paths[i], dir), data[i])
 	})
 	var more ErrorList
@@ -326,21 +326,6 @@ func collect(results []fileResult, more ErrorList) ([]*Scenario, error) {
 		}
 	}
 	return out, append(errs, more...).Err()
-}
-
-// onEveryCore calls fn(0) to fn(n-1), as many at once as there are cores.
-func onEveryCore(n int, fn func(i int)) {
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			fn(i)
-		}()
-	}
-	wg.Wait()
 }
 
 func pathErr(err error) string {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpbench/bench/internal/cores"
 	"github.com/mcpbench/bench/scenarios"
 	"github.com/mcpbench/bench/traces"
 )
@@ -412,6 +413,15 @@ func (a *Aggregator) Add(rm *RunMetrics) {
 		a.models[model] = model
 	}
 	g.runs = append(g.runs, summarize(rm, model))
+}
+
+// ResultsOf returns the Results of each aggregator, computed side by side
+// (each on a core of its own, as the machine has them): a replay's sides
+// are the last work between its last run and its report.
+func ResultsOf(aggs ...*Aggregator) []*Results {
+	out := make([]*Results, len(aggs))
+	cores.Each(len(aggs), func(i int) { out[i] = aggs[i].Results() })
+	return out
 }
 
 // Results aggregates the runs added. It is called once, after the last

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"math"
 	"slices"
+
+	"github.com/mcpbench/bench/internal/cores"
 )
 
 // CompareOptions configures Compare. A nil value means defaults.
@@ -246,21 +248,24 @@ func CompareResults(baselineName string, baseline *Results, currentName string, 
 	c.McNemar.P = McNemar(c.McNemar.Broke, c.McNemar.Fixed)
 	c.McNemar.Significant = c.McNemar.P < o.Alpha
 	if len(pb) > 0 {
-		for i, m := range metricOrder {
+		// Each metric draws its own stream, so adding a metric does not
+		// shift the others' intervals, and the metrics' bootstraps run
+		// side by side with the same results.
+		c.Suite = make([]Delta, len(metricOrder))
+		cores.Each(len(metricOrder), func(i int) {
+			m := metricOrder[i]
 			d := Delta{Metric: m, Pairs: len(pb)}
 			d.Before, d.After = suiteFigure(m, pb), suiteFigure(m, pa)
 			d.Diff = round(d.After - d.Before)
 			if d.Before != 0 {
 				d.Rel = round(d.Diff / math.Abs(d.Before))
 			}
-			// Each metric draws its own stream, so adding a metric does not
-			// shift the others' intervals.
 			lo, hi, p := suiteBootstrap(m, pb, pa, o.Resamples, o.Alpha, o.Seed+uint64(i)*0x9e3779b97f4a7c15)
 			d.CILow, d.CIHigh, d.P = &lo, &hi, p
 			d.Significant = d.Diff != 0 && p < o.Alpha
 			classify(&d)
-			c.Suite = append(c.Suite, d)
-		}
+			c.Suite[i] = d
+		})
 	}
 	slices.SortStableFunc(c.Scenarios, func(x, y *ScenarioDelta) int {
 		return cmp.Or(cmp.Compare(statusRank(x.Status), statusRank(y.Status)), cmp.Compare(x.Scenario, y.Scenario))

@@ -221,10 +221,10 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 			base.Add(m)
 		}
 	}
-	curLabel := "replay (" + profile.Name + ")"
+	r := scoring.ResultsOf(res.Current, base, res.CurrentPooled)
 	rep := scoring.BuildReport(&scoring.ReportInput{
-		Title: "bench replay: " + label, Stage: opts.sel.stage, Results: res.Current.Results(),
-		Comparison: scoring.CompareResults(baseLabel, base.Results(), curLabel, res.CurrentPooled.Results(), nil),
+		Title: "bench replay: " + label, Stage: opts.sel.stage, Results: r[0],
+		Comparison: scoring.CompareResults(baseLabel, r[1], "replay ("+profile.Name+")", r[2], nil),
 		Gate:       gate, Meta: res.Meta.Meta(), Misses: scoring.FoldMisses(res.Misses), ExitCode: verdictExit,
 		Secrets: scorer.secrets(), Aggregate: agg, ToolDefinitions: res.ToolDefinitions, ToolChurn: res.ToolChurn,
 	})
