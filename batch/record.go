@@ -78,6 +78,9 @@ type RecordResult struct {
 	// NotStored are the runs recorded but not stored, being no result
 	// about the server, by reason.
 	NotStored map[recorder.NoResultReason][]error
+	// Prestarts are the servers started ahead of their runs that the runs
+	// could not use (each waited for one, then started another).
+	Prestarts recorder.PrestartFailures
 	Times
 }
 
@@ -271,6 +274,7 @@ func (r *Record) Run(ctx context.Context) (*RecordResult, error) {
 	err := p.run(ctx)
 	res.Times = p.times()
 	res.Elapsed = time.Since(start)
+	res.Prestarts = rec.PrestartFailures()
 	return res, err
 }
 

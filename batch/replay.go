@@ -112,6 +112,9 @@ type ReplayResult struct {
 	// group, so their api_call_count is higher for no change of the
 	// server's.
 	FreshOfReused int
+	// Prestarts are the servers started ahead of their runs that the runs
+	// could not use (each waited for one, then started another).
+	Prestarts recorder.PrestartFailures
 	// ToolDefinitions is the largest tool list the live server offered
 	// (a server may offer more tools to write scenarios), with
 	// Replay.Tools; ToolChurn each distinct change between a recorded
@@ -283,6 +286,9 @@ func (r *Replay) Run(ctx context.Context) (*ReplayResult, error) {
 	}
 	err := p.run(ctx)
 	res.Times = p.times()
+	for _, rec := range recs {
+		res.Prestarts.Merge(rec.PrestartFailures())
+	}
 	if d := checked(); d != nil {
 		return nil, d // what a run read of the damage is said by the check
 	}

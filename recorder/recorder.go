@@ -159,6 +159,7 @@ type Recorder struct {
 	idle     map[string][]*slot // reusable servers by poolKey
 	all      []*slot
 	pending  map[string][]*prestart // servers started ahead of their runs (Prestart)
+	failed   PrestartFailures       // of them, those a run could not use
 	closed   bool
 	bg       context.Context // cancelled by Close: bounds prestarts
 	stopBg   context.CancelFunc
@@ -493,6 +494,7 @@ func (r *Recorder) takePrestart(ctx context.Context, key string) *slot {
 	ps := list[0]
 	r.pending[key] = list[1:]
 	r.mu.Unlock()
+	waitStart := time.Now()
 	select {
 	case <-ps.done:
 	case <-ctx.Done():
@@ -513,6 +515,13 @@ func (r *Recorder) takePrestart(ctx context.Context, key string) *slot {
 		return nil
 	}
 	if ps.err != nil || ps.slot == nil || ps.slot.conn == nil || ps.slot.conn.dead() {
+		why := ps.err
+		if why == nil {
+			why = errors.New("its server had exited")
+		}
+		r.mu.Lock()
+		r.failed.add(why, time.Since(waitStart))
+		r.mu.Unlock()
 		if ps.slot != nil {
 			ps.slot.close()
 		}
@@ -521,6 +530,43 @@ func (r *Recorder) takePrestart(ctx context.Context, key string) *slot {
 	ps.clock.hand(r.opts.Now)
 	ps.slot.fake.ResetClock()
 	return ps.slot
+}
+
+// PrestartFailures counts the servers started ahead of their runs
+// (Prestart) that a run came to take and could not use: their start
+// failed, or their server had exited. Such a run starts another server,
+// after waiting for the failed one (a start that hangs, up to the
+// profile's start_timeout): a replay or recording that took longer than
+// it should says why.
+type PrestartFailures struct {
+	N       int
+	First   string        // why the first failed
+	Longest time.Duration // the longest a run waited for one
+}
+
+func (f *PrestartFailures) add(why error, waited time.Duration) {
+	if f.N == 0 {
+		f.First = why.Error()
+	}
+	f.N++
+	f.Longest = max(f.Longest, waited)
+}
+
+// Merge adds g's failures to f's (g's first is kept when f has none).
+func (f *PrestartFailures) Merge(g PrestartFailures) {
+	if f.N == 0 {
+		f.First = g.First
+	}
+	f.N += g.N
+	f.Longest = max(f.Longest, g.Longest)
+}
+
+// PrestartFailures returns the servers started ahead that runs could not
+// use, so far.
+func (r *Recorder) PrestartFailures() PrestartFailures {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failed
 }
 
 func (s *slot) close() {

@@ -441,6 +441,39 @@ func TestPrestart(t *testing.T) {
 	checkNoLeftovers(t, pidfile)
 }
 
+// A server started ahead whose start failed is not used: the run that
+// came for it starts another, and the Recorder says so (the batch prints
+// it), with why and how long the run waited; a prestart a run used is no
+// failure.
+func TestPrestartFailures(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	sc := hostileScenario()
+	o := oracle(t, []llm.PlanStep{{Tool: "get_status"}}, `{"status":"ok"}`)
+	for _, tc := range []struct {
+		mode    string
+		failed  int
+		outcome traces.Outcome
+	}{{"ok", 0, traces.OutcomeAnswered}, {"exit-at-start", 1, traces.OutcomeError}} {
+		p := hostileProfile(t, tc.mode, pidfile, nil)
+		rec := New(&Options{Environ: os.Environ()})
+		rec.Prestart(p, sc)
+		run, err := rec.Run(context.Background(), &Job{Suite: "test", Scenario: sc, Profile: p, Model: o,
+			ModelRef: traces.ModelRef{Provider: "test", Name: "oracle"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := rec.PrestartFailures()
+		rec.Close()
+		if run.Manifest.Outcome != tc.outcome || f.N != tc.failed {
+			t.Errorf("%s: outcome %s and %d prestart failure(s) %+v, want %s and %d", tc.mode, run.Manifest.Outcome, f.N, f, tc.outcome, tc.failed)
+		}
+		if tc.failed > 0 && (!strings.Contains(f.First, "exiting at start") || f.Longest <= 0) {
+			t.Errorf("%s: the failure says %q after %s; want the server's own words and the wait", tc.mode, f.First, f.Longest)
+		}
+	}
+	checkNoLeftovers(t, pidfile)
+}
+
 func mustFixture(t *testing.T, name string) *fakecentral.Fixture {
 	t.Helper()
 	fx, err := fakecentral.LoadFixture(name)

@@ -44,6 +44,20 @@ func printRecordSummary(w io.Writer, s *batch.RecordResult, total int) {
 		fmt.Fprintf(w, "  failures by kind: %s\n", joinCounts(s.Failures))
 	}
 	fmt.Fprintf(w, "  tokens: %d in, %d out\n", s.In, s.Out)
+	if note := prestartNote(s.Prestarts); note != "" {
+		fmt.Fprintf(w, "  %s\n", note)
+	}
+}
+
+// prestartNote says, when any, how many servers started ahead of their
+// runs the runs could not use, how long a run waited for one at most and
+// why the first failed: a batch that took longer than it should says why.
+func prestartNote(f recorder.PrestartFailures) string {
+	if f.N == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d server(s) started ahead of their runs could not be used; each run started another after waiting for it (at most %s). The first: %s",
+		f.N, f.Longest.Round(time.Millisecond), escape.Line(llm.Truncate(strings.ReplaceAll(f.First, "\n", " "), 300)))
 }
 
 func joinCounts[K ~string](m map[K]int) string {

@@ -236,6 +236,9 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 	if res.RecordedErrors > 0 {
 		recErrs = fmt.Sprintf(", %d recorded error(s)", res.RecordedErrors)
 	}
+	if note := prestartNote(res.Prestarts); note != "" {
+		fmt.Fprintln(a.stderr, "replay:", note) // timing, not the server's behaviour: not in the reports
+	}
 	fmt.Fprintf(a.stderr, "replayed %d runs in %s: %d miss(es)%s, verdict %s (exit %d)\n",
 		res.Runs, time.Since(start).Round(time.Millisecond), len(res.Misses), recErrs, rep.Verdict.Status, rep.Verdict.ExitCode)
 	if rep.Verdict.ExitCode != 0 {
