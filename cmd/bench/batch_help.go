@@ -18,7 +18,10 @@ only when it is at fault (it exited, its session broke, a call or the run
 timed out), not after a model's error. With one run at a time (no
 --parallel), each such server then runs its fixture's runs one after the
 other, as bench replay --reuse-server does, and the next fixture's server
-starts while the runs before end.
+starts while the runs before end. A server started in the background that
+failed its start, or exited before its run, is not used: the run starts
+another, and bench says on stderr how many, how long a run waited for one
+(up to the profile's start_timeout) and why the first failed.
 
 A dynamically linked server (Python, Node) starts with its clock stopped at
 the fixture's time when libfaketime is installed; bench says so once, or
@@ -128,8 +131,10 @@ counts recorded model time only.
 
 The server a run needs starts in the background while the run before it
 replays (with --reuse-server, each fixture's server while the previous
-fixture's runs replay), so start-up does not add to the replay's time. A
-reused server is restarted only when it is at fault (it exited, its session
+fixture's runs replay), so start-up does not add to the replay's time; one
+that failed its start, or exited before its run, is not used (the run
+starts another, and bench says so on stderr, as record does). A reused
+server is restarted only when it is at fault (it exited, its session
 broke, a call or the run timed out), not after a miss.
 Without --reuse-server, a replay runs its servers as its runs were
 recorded (bench record --reuse-server or not; the first run's manifest
