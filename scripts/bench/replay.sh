@@ -37,6 +37,9 @@
 # Memory: peak RSS of bench replay --reuse-server over one suite of the
 # ten-run store and over all of it. Target: within 20%.
 #
+# A replay with a run that ended in an error keeps its stderr and those
+# runs' traces, and a floor that failed its stderr, in KEEP_DIR (default
+# $TMPDIR/replay-sh-errors); the script says where.
 # FLOOR_REPS (default 3) and FLOOR_BIG_RUNS (default 10) override the counts;
 # FLOOR_ROWS, a list of row ids (replay-reuse-1 replay-fresh-1
 # replay-fresh-proxy-1 replay-reuse-big replay-fresh-big record-reuse
@@ -86,6 +89,8 @@ floor_run() {
   # shellcheck disable=SC2086
   if ! "$tmp/floor" --runs "$1" --server "$prof" --isolation "${3:-auto}" $2 > "$tmp/floor.json" 2> "$tmp/floor.err"; then
     echo "    the floor failed, measured again: $(tail -n 1 "$tmp/floor.err")"
+    mkdir -p "${KEEP_DIR:-${TMPDIR:-/tmp}/replay-sh-errors}"
+    cp "$tmp/floor.err" "${KEEP_DIR:-${TMPDIR:-/tmp}/replay-sh-errors}/floor-$(date +%H%M%S).err"
     # shellcheck disable=SC2086
     "$tmp/floor" --runs "$1" --server "$prof" --isolation "${3:-auto}" $2 > "$tmp/floor.json"
   fi
@@ -111,6 +116,23 @@ row() {
   echo "$runs $calls $fw $3 $fc $bc $2 $fixed ${iso:-none}" >> "$tmp/rows-$1"
 }
 
+# keep_errors id store: a replay with a run that ended in an error (such
+# as a tool call past bench's timeout, which the replays of an unchanged
+# server never have) keeps its stderr and the error runs' traces in
+# $KEEP_DIR (default: $TMPDIR/replay-sh-errors), and says
+# so: the temporary directory goes at the end.
+keep_errors() {
+  grep -q ': error' "$tmp/err" || return 0
+  local dir
+  dir="${KEEP_DIR:-${TMPDIR:-/tmp}/replay-sh-errors}/$1-$(date +%H%M%S)"
+  mkdir -p "$dir"
+  cp "$tmp/err" "$dir/stderr"
+  grep ': error' "$tmp/err" | sed 's/^\[[0-9/]*\] \(.*\): error.*/replay\/\1/' | while read -r ref; do
+    "$B" --store "$2" traces show "$ref" >> "$dir/runs.txt" 2>&1 || true
+  done
+  echo "    a replay had runs that ended in an error: its stderr and their traces are in $dir"
+}
+
 # replay_pairs id store runs-file flags [rss] [bench-flags] [floor-isolation]:
 # with rss, bench's peak RSS goes to $tmp/rss-<id> (/usr/bin/time; its own
 # start-up is well under a millisecond of the wall time); bench-flags go to
@@ -129,6 +151,7 @@ replay_pairs() {
       > /dev/null 2> "$tmp/err" || code=$?
     t1=$(now_us)
     grep -q '^replayed ' "$tmp/err" || { echo "bench replay failed ($1):"; tail -n 5 "$tmp/err"; exit 1; }
+    keep_errors "$1" "$2"
     row "$1" "$code" $((t1 - t0))
   done
 }
