@@ -11,10 +11,9 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/mcpbench/bench/internal/bounded"
+	"github.com/mcpbench/bench/internal/cores"
 	"github.com/mcpbench/bench/traces"
 )
 
@@ -552,28 +551,14 @@ func writeJSONArray[T any](w *bufio.Writer, xs []T, prefix string, before func()
 		_, err := w.WriteString(empty)
 		return err
 	}
-	workers := runtime.GOMAXPROCS(0)
-	window := make([]bytes.Buffer, min(len(xs), 4*workers))
+	window := make([]bytes.Buffer, min(len(xs), 4*runtime.GOMAXPROCS(0)))
 	errs := make([]error, len(window))
 	for lo := 0; lo < len(xs); lo += len(window) {
 		hi := min(len(xs), lo+len(window))
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for range min(workers, hi-lo) {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					j := int(next.Add(1)) - 1
-					if lo+j >= hi {
-						return
-					}
-					window[j].Reset()
-					errs[j] = indentElement(&window[j], xs[lo+j], prefix)
-				}
-			}()
-		}
-		wg.Wait()
+		cores.Each(hi-lo, func(j int) {
+			window[j].Reset()
+			errs[j] = indentElement(&window[j], xs[lo+j], prefix)
+		})
 		if lo == 0 {
 			if err := before(); err != nil {
 				return err

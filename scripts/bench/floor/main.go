@@ -535,9 +535,7 @@ func (s *slot) close() {
 		// As CommandTransport: stdin closed (by the session's Close),
 		// then SIGTERM and SIGKILL to the init's group after the grace
 		// each; the init reaped, the kernel has killed the rest.
-		for _, f := range s.streams[:1] {
-			f.Close()
-		}
+		s.streams[0].Close()
 		done := make(chan struct{})
 		go func() { s.sb.Wait(); close(done) }()
 		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
