@@ -196,6 +196,11 @@ func TestReplayIndependentOfParallel(t *testing.T) {
 				t.Fatalf("parallel %d: %d runs, %d current, %d recorded scenarios; want 8 runs of 4 scenarios", parallel, res.Runs,
 					len(res.Current.Results().Scenarios), len(res.RecordedPooled.Results().Scenarios))
 			}
+			// The runs' time in tool calls is some of the span of the
+			// runs, on each worker.
+			if c, span := res.Times.Calls, res.Times.LastEnd.Sub(res.Times.FirstStart); c <= 0 || c > time.Duration(parallel)*span {
+				t.Errorf("parallel %d reuse %v: %s in tool calls over a span of %s", parallel, reuse, c, span)
+			}
 			if want == nil {
 				want = got
 				continue

@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/mcpbench/bench/internal/cores"
+	"github.com/mcpbench/bench/llm"
 	"github.com/mcpbench/bench/recorder"
 	"github.com/mcpbench/bench/scenarios"
+	"github.com/mcpbench/bench/traces"
 )
 
 // Options are what every batch takes.
@@ -73,15 +75,33 @@ type pipeline[In, Mid, Out any] struct {
 
 // Times are when a batch's first run started and its last run was done
 // (stored and scored): what a caller's own start and exit add is the
-// batch's fixed cost.
+// batch's fixed cost. Calls is the wall time its runs spent in tool calls
+// sent to the server (callTime): the rest of the span is bench's own path
+// between them, and what finishing the last run adds.
 type Times struct {
 	FirstStart, LastEnd time.Time
+	Calls               time.Duration
+}
+
+// callTime is the wall time run spent in the tool calls it sent to the
+// server, as its trace times each: from bench's checking the arguments to
+// the result's being in bench's hands. The calls bench answers itself (the
+// harness's submit_result, arguments it refused) are left out, as the fair
+// floor (scripts/bench/floor) leaves them out.
+func callTime(run *traces.Run) time.Duration {
+	var us int64
+	for _, e := range run.Events {
+		if e.Kind == traces.KindCall && e.Call != nil && e.Call.Invalid == "" && e.Call.Tool != llm.SubmitTool {
+			us += e.Call.LatencyUS
+		}
+	}
+	return time.Duration(us) * time.Microsecond
 }
 
 func (p *pipeline[In, Mid, Out]) times() Times {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return Times{p.first, p.last}
+	return Times{FirstStart: p.first, LastEnd: p.last}
 }
 
 type outcome[Out any] struct {

@@ -5,10 +5,13 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpbench/bench/llm"
 	"github.com/mcpbench/bench/scenarios"
+	"github.com/mcpbench/bench/traces"
 )
 
 // A pipeline prepares each item while the item before it on its worker
@@ -70,5 +73,23 @@ func TestPipelinePreparesNextItem(t *testing.T) {
 		if left != 0 {
 			t.Errorf("static %t: %d prepares still running after the batch returned", static, left)
 		}
+	}
+}
+
+// callTime sums the calls a run sent to the server, and only those: not
+// the harness's submit_result nor arguments bench refused.
+func TestCallTime(t *testing.T) {
+	call := func(tool, invalid string, us int64) traces.Event {
+		return traces.Event{Kind: traces.KindCall, Call: &traces.Call{Tool: tool, Invalid: invalid, LatencyUS: us}}
+	}
+	run := &traces.Run{Events: []traces.Event{
+		{Kind: traces.KindTurn, Turn: &traces.Turn{LatencyUS: 1000000}},
+		call("list_alerts", "", 1500),
+		call("get_device", traces.InvalidUnknownTool, 20),
+		call("get_client", "", 2500),
+		call(llm.SubmitTool, "", 30),
+	}}
+	if got, want := callTime(run), 4*time.Millisecond; got != want {
+		t.Errorf("callTime = %s, want %s", got, want)
 	}
 }

@@ -62,6 +62,8 @@ type Recorded struct {
 	// FirstError is the kind of the run's first error event, if any.
 	FirstError traces.ErrorKind
 	In, Out    int // tokens
+
+	callTime time.Duration
 }
 
 // RecordResult sums up a recording.
@@ -237,6 +239,7 @@ func (r *Record) Run(ctx context.Context) (*RecordResult, error) {
 				return out, nil
 			}
 			out.Outcome, out.FirstError = e.run.Manifest.Outcome, e.run.FirstError()
+			out.callTime = callTime(e.run)
 			for _, ev := range e.run.Events {
 				if ev.Turn != nil {
 					out.In += ev.Turn.Usage.Input
@@ -260,6 +263,7 @@ func (r *Record) Run(ctx context.Context) (*RecordResult, error) {
 					res.Retried++
 				}
 				res.ByOutcome[out.Outcome]++
+				res.Times.Calls += out.callTime
 				res.In += out.In
 				res.Out += out.Out
 				if out.Outcome == traces.OutcomeError {
@@ -272,7 +276,9 @@ func (r *Record) Run(ctx context.Context) (*RecordResult, error) {
 		},
 	}
 	err := p.run(ctx)
+	calls := res.Times.Calls
 	res.Times = p.times()
+	res.Times.Calls = calls
 	res.Elapsed = time.Since(start)
 	res.Prestarts = rec.PrestartFailures()
 	return res, err

@@ -83,6 +83,7 @@ type Replayed struct {
 	recordedTokens int  // the recorded run's tokens
 	liveTokens     int  // the tokens of the turns a live model answered
 	freshOfReused  bool // recorded with a reused server, replayed with a fresh one
+	callTime       time.Duration
 }
 
 // ReplayResult is what the reports need of a replay: the runs aggregated
@@ -209,6 +210,7 @@ func (r *Replay) Run(ctx context.Context) (*ReplayResult, error) {
 	res := &ReplayResult{Current: scoring.NewAggregator(r.Aggregate), CurrentPooled: scoring.NewAggregator(r.Aggregate), RecordedPooled: scoring.NewAggregator(r.Aggregate)}
 	res.Current.KeepRuns = r.KeepRuns
 	res.CurrentPooled.PoolServers, res.RecordedPooled.PoolServers = true, true
+	var calls time.Duration // callTime of the runs delivered
 	p := &pipeline[*traces.Run, *replayedRun, *Replayed]{
 		workers: workers, static: true, reuse: r.ReuseServer, items: items,
 		read: func(it item) (*traces.Run, error) {
@@ -251,6 +253,7 @@ func (r *Replay) Run(ctx context.Context) (*ReplayResult, error) {
 				return
 			}
 			res.Runs++
+			calls += out.callTime
 			if res.FirstRef == "" {
 				res.FirstRef = out.Ref
 			}
@@ -286,6 +289,7 @@ func (r *Replay) Run(ctx context.Context) (*ReplayResult, error) {
 	}
 	err := p.run(ctx)
 	res.Times = p.times()
+	res.Times.Calls = calls
 	for _, rec := range recs {
 		res.Prestarts.Merge(rec.PrestartFailures())
 	}
@@ -406,6 +410,7 @@ func (r *Replay) finish(it item, rr *replayedRun) (*Replayed, error) {
 	}
 	out.recordedTokens = turnTokens(rr.recorded, 0)
 	out.freshOfReused = man.Server.Reused && !r.ReuseServer
+	out.callTime = callTime(stored)
 	if r.Mode == replayer.Live && len(rr.misses) > 0 {
 		out.liveTokens = turnTokens(stored, rr.misses[0].Turn) // the live model answers from the first miss on
 	}

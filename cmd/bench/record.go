@@ -180,7 +180,7 @@ func runRecord(ctx context.Context, a *app, opts *recordOptions) error {
 	}).Run(ctx)
 	prog.finish()
 	if res != nil {
-		a.stats.batchTimes(res.FirstStart, res.LastEnd)
+		a.stats.batchTimes(res.Times)
 		printRecordSummary(a.stdout, res, len(runs))
 	}
 	if err := ctx.Err(); err != nil {

@@ -207,7 +207,7 @@ func runReplay(ctx context.Context, a *app, opts *replayOptions) error {
 	case res.StartFailures == res.Runs:
 		return setupErr(fmt.Errorf("server %s never started (see bench traces show %s%s for its stderr)", profile.Name, batch.ReplayRefPrefix, res.FirstRef))
 	}
-	a.stats.batchTimes(res.FirstStart, res.LastEnd)
+	a.stats.batchTimes(res.Times)
 	base, baseLabel := res.RecordedPooled, "recorded ("+from+")"
 	if opts.baseline != "" {
 		baseLabel = opts.baseline

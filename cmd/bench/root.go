@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/mcpbench/bench/batch"
 	"github.com/mcpbench/bench/internal/atomicfile"
 	"github.com/mcpbench/bench/scenarios"
 )
@@ -159,13 +160,18 @@ type runStats struct {
 	// its first run started and its last run was done (stored, scored).
 	FirstRunUS int64 `json:"first_run_us,omitempty"`
 	LastRunUS  int64 `json:"last_run_us,omitempty"`
+	// CallsUS is the wall time its runs spent in tool calls sent to the
+	// server (batch.Times.Calls).
+	CallsUS int64 `json:"calls_us,omitempty"`
 }
 
-// batchTimes records a batch's first start and last end in s.
-func (s *runStats) batchTimes(first, last time.Time) {
-	if !first.IsZero() {
-		s.FirstRunUS = first.Sub(processStart).Microseconds()
-		s.LastRunUS = last.Sub(processStart).Microseconds()
+// batchTimes records a batch's first start, last end and time in tool
+// calls in s.
+func (s *runStats) batchTimes(t batch.Times) {
+	if !t.FirstStart.IsZero() {
+		s.FirstRunUS = t.FirstStart.Sub(processStart).Microseconds()
+		s.LastRunUS = t.LastEnd.Sub(processStart).Microseconds()
+		s.CallsUS = t.Calls.Microseconds()
 	}
 }
 

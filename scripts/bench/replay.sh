@@ -23,6 +23,9 @@
 # cost, its wall time less the span of its runs (from its start to its
 # first run, and from its last run's end to its exit, the process's own
 # start-up and exit included). min/median/max.
+# A second table splits each row's time per run: in the tool calls (bench
+# times each in its trace, the floor around each) and the rest (bench's own
+# path between calls, or the floor's).
 # Targets (the issue set them at 98 and 980 runs, the core stage then):
 # replay --reuse-server <= 1.2x over one run a scenario and <= 1.3x over ten;
 # fresh replay and record <= 1.2x; bench's CPU <= 1 ms per replayed run.
@@ -113,7 +116,14 @@ row() {
   fixed=$(( $3 - ($(num "$tmp/stats.json" last_run_us) - $(num "$tmp/stats.json" first_run_us)) - shell_us ))
   local iso
   iso=$(sed -n 's/.*"isolation":"\([a-z]*\)".*/\1/p' "$tmp/floor.json")
-  echo "$runs $calls $fw $3 $fc $bc $2 $fixed ${iso:-none}" >> "$tmp/rows-$1"
+  # Where a run's time goes: in tool calls (bench and the floor time each
+  # call), and the rest of the span of the runs (bench: first run's start
+  # to last run's end; the floor: its timed part).
+  local fcalls bcalls span
+  fcalls=$(num "$tmp/floor.json" calls_us)
+  bcalls=$(num "$tmp/stats.json" calls_us)
+  span=$(( $(num "$tmp/stats.json" last_run_us) - $(num "$tmp/stats.json" first_run_us) ))
+  echo "$runs $calls $fw $3 $fc $bc $2 $fixed ${iso:-none} ${fcalls:-0} ${bcalls:-0} $span" >> "$tmp/rows-$1"
 }
 
 # keep_errors id store: a replay with a run that ended in an error (such
@@ -223,13 +233,35 @@ for id in $ALL; do
     record-reuse) label="record --reuse-server" target="<= 1.2x" ;;
     record-fresh) label="record (fresh)" target="<= 1.2x" ;;
   esac
-  read -r runs calls _ _ _ _ _ _ iso < "$f"
+  read -r runs calls _ _ _ _ _ _ iso _ < "$f"
   fwall=$(awk '{print $3/1e6}' "$f" | mmm)
   ratio=$(awk '{print $4/$3}' "$f" | mmm)
   cpu=$(awk '{print ($6-$5)/$1/1e3}' "$f" | mmm)
   fixed=$(awk '{print $8/1e3}' "$f" | mmm)
   codes=$(awk '$7 != 0 {c[$7]++} END {for (k in c) printf "  (bench exit %s: %d of them)", k, c[k]}' "$f")
   printf '%-22s %5d %5d  %-17s  %-17s  %-17s  %-20s  %s%s\n' "$label" "$runs" "$calls" "$fwall" "$ratio" "$cpu" "$fixed" "$target (floor: $iso)" "$codes"
+done
+echo
+echo "where a run's time goes (ms per run, min/median/max): in its tool calls (each timed from"
+echo "sending it to its result; bench's own checks of the arguments and the result included), and"
+echo "the rest (bench: the span of its runs less their calls, its own path between the calls and"
+echo "the last run's storing and scoring; the floor: its timed part less its calls)"
+printf '%-22s  %-17s  %-17s  %-17s  %-17s\n' "" "calls: floor" "calls: bench" "rest: floor" "rest: bench"
+for id in $ALL; do
+  want "$id" || continue
+  f="$tmp/rows-$id"
+  case $id in
+    replay-reuse-1) label="replay --reuse-server" ;;
+    replay-reuse-big) label="  (10x)" ;;
+    replay-fresh-proxy-1) label="  --isolation proxy" ;;
+    replay-fresh-1) label="replay (fresh)" ;;
+    replay-fresh-big) label="  (10x)" ;;
+    record-reuse) label="record --reuse-server" ;;
+    record-fresh) label="record (fresh)" ;;
+  esac
+  printf '%-22s  %-17s  %-17s  %-17s  %-17s\n' "$label" \
+    "$(awk '{print $10/$1/1e3}' "$f" | mmm)" "$(awk '{print $11/$1/1e3}' "$f" | mmm)" \
+    "$(awk '{print ($3-$10)/$1/1e3}' "$f" | mmm)" "$(awk '{print ($12-$11)/$1/1e3}' "$f" | mmm)"
 done
 echo
 

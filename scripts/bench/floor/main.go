@@ -28,9 +28,10 @@
 // The line printed says which it was.
 //
 // Reading the input, the golden suite, the fixtures and the profile comes
-// before the clock. It prints one JSON line: runs, calls, wall time and this
-// process's CPU time (getrusage RUSAGE_SELF; the servers are children and
-// not counted) over the timed part, in microseconds.
+// before the clock. It prints one JSON line: runs, calls, wall time, the
+// wall time spent in tool calls (each from sending it to its result) and
+// this process's CPU time (getrusage RUSAGE_SELF; the servers are children
+// and not counted) over the timed part, in microseconds.
 package main
 
 import (
@@ -100,6 +101,9 @@ type run struct {
 	pageSize int
 	elicit   string // approve | decline
 	calls    []call
+	// callTime is the wall time its calls took, each from the SDK's
+	// sending it to its result (set by send).
+	callTime time.Duration
 }
 
 type call struct {
@@ -112,6 +116,7 @@ type result struct {
 	Runs        int    `json:"runs"`
 	Calls       int    `json:"calls"` // tool calls sent
 	WallUS      int64  `json:"wall_us"`
+	CallsUS     int64  `json:"calls_us"` // wall time in tool calls (run.callTime)
 	CPUUserUS   int64  `json:"cpu_user_us"`
 	CPUSysUS    int64  `json:"cpu_sys_us"`
 	ReuseServer bool   `json:"reuse_server"`
@@ -175,12 +180,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "floor:", err)
 		os.Exit(1)
 	}
-	calls := 0
+	calls, inCalls := 0, time.Duration(0)
 	for _, r := range runs {
 		calls += len(r.calls)
+		inCalls += r.callTime
 	}
 	json.NewEncoder(os.Stdout).Encode(result{
-		Runs: len(runs), Calls: calls, WallUS: wall.Microseconds(),
+		Runs: len(runs), Calls: calls, WallUS: wall.Microseconds(), CallsUS: inCalls.Microseconds(),
 		CPUUserUS:   (ru1.Utime.Nano() - ru0.Utime.Nano()) / 1e3,
 		CPUSysUS:    (ru1.Stime.Nano() - ru0.Stime.Nano()) / 1e3,
 		ReuseServer: *reuse, Overlap: f.overlap, Isolation: *isolation,
@@ -504,7 +510,9 @@ func (s *slot) send(ctx context.Context, r *run) error {
 	s.mu.Unlock()
 	for i, c := range r.calls {
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		t0 := time.Now()
 		_, err := s.cs.CallTool(cctx, &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+		r.callTime += time.Since(t0)
 		cancel()
 		var wire *jsonrpc.Error
 		if err != nil && !errors.As(err, &wire) {
