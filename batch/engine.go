@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpbench/bench/internal/cores"
 	"github.com/mcpbench/bench/llm"
 	"github.com/mcpbench/bench/recorder"
 	"github.com/mcpbench/bench/scenarios"
@@ -116,17 +115,14 @@ func (p *pipeline[In, Mid, Out]) run(ctx context.Context) error {
 	done := make(chan outcome[Out], p.workers)
 	var wg sync.WaitGroup
 	next := p.sources()
-	// Reading ahead and finishing are off the runs' path: they run at the
-	// lowest priority, on a thread per worker.
-	bg := cores.StartBackground(p.workers)
 	for w := range p.workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.work(wctx, w, next(w), bg, done)
+			p.work(wctx, w, next(w), done)
 		}()
 	}
-	go func() { wg.Wait(); bg.Stop(); close(done) }()
+	go func() { wg.Wait(); close(done) }()
 
 	pending := map[int]outcome[Out]{}
 	nextIndex, errAt := 0, len(p.items)
@@ -260,8 +256,8 @@ func assign(items []item, workers int) [][]item {
 }
 
 // work runs one worker: its items in order, each read while those before
-// execute, finished beside the next; reads and finishes on bg.
-func (p *pipeline[In, Mid, Out]) work(ctx context.Context, w int, src source, bg *cores.Background, done chan<- outcome[Out]) {
+// execute, finished beside the next.
+func (p *pipeline[In, Mid, Out]) work(ctx context.Context, w int, src source, done chan<- outcome[Out]) {
 	var finishing, preparing sync.WaitGroup
 	defer finishing.Wait()
 	defer preparing.Wait()
@@ -275,10 +271,10 @@ func (p *pipeline[In, Mid, Out]) work(ctx context.Context, w int, src source, bg
 			return func() (In, error) { var zero In; return zero, nil }
 		}
 		ch := make(chan read, 1)
-		bg.Go(func() {
+		go func() {
 			in, err := p.read(it)
 			ch <- read{in, err}
-		})
+		}()
 		return func() (In, error) { r := <-ch; return r.in, r.err }
 	}
 	// A static queue's next items are read readAhead ahead: a run shorter
@@ -337,12 +333,11 @@ func (p *pipeline[In, Mid, Out]) work(ctx context.Context, w int, src source, bg
 		} else {
 			slots <- struct{}{}
 			finishing.Add(1)
-			it := it // the loop's it is the next item by the time this runs
-			bg.Go(func() {
+			go func(it item, m Mid) {
 				defer func() { <-slots; finishing.Done() }()
 				out, err := p.finish(it, m)
 				done <- outcome[Out]{index: it.index, out: out, err: err}
-			})
+			}(it, m)
 		}
 		if it, ok = src.take(); ok {
 			get = readOf(it)
