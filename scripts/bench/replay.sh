@@ -14,7 +14,10 @@
 #     recorded once per scenario (220 in the core stage) and FLOOR_BIG_RUNS
 #     times (2,200);
 #   bench record --stage core --runs 1, with --reuse-server and fresh,
-#     against the floor of the calls that recording made.
+#     against the floor of the calls that recording made;
+#   the first row again with every core also busy with a loop of other
+#     work (floor and bench alike): bench must not fall apart where the
+#     floor does not.
 # Each row: wall time of bench (the whole process, measured outside it) over
 # the floor's (its timed part: the input is read before its clock), and
 # bench's own CPU per run, (bench CPU - floor CPU) / runs: CPU is each
@@ -44,22 +47,25 @@
 # runs' traces, and a floor that failed its stderr, in KEEP_DIR (default
 # $TMPDIR/replay-sh-errors); the script says where.
 # FLOOR_REPS (default 3) and FLOOR_BIG_RUNS (default 10) override the counts;
-# FLOOR_ROWS, a list of row ids (replay-reuse-1 replay-fresh-1
-# replay-fresh-proxy-1 replay-reuse-big replay-fresh-big record-reuse
-# record-fresh), measures those rows alone.
+# FLOOR_ROWS, a list of row ids (replay-reuse-1 replay-reuse-loaded
+# replay-fresh-1 replay-fresh-proxy-1 replay-reuse-big replay-fresh-big
+# record-reuse record-fresh), measures those rows alone; LOAD_PROCS (default
+# one a core) sets how many busy loops the loaded row runs beside floor and
+# bench.
 # Needs /usr/bin/time for RSS, and jq or python3 for the call-count check.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 REPS=${FLOOR_REPS:-3}
 BIG=${FLOOR_BIG_RUNS:-10}
-ALL="replay-reuse-1 replay-reuse-big replay-fresh-1 replay-fresh-proxy-1 replay-fresh-big record-reuse record-fresh"
+ALL="replay-reuse-1 replay-reuse-loaded replay-reuse-big replay-fresh-1 replay-fresh-proxy-1 replay-fresh-big record-reuse record-fresh"
 ROWS=${FLOOR_ROWS:-$ALL}
 for r in $ROWS; do
   case " $ALL " in *" $r "*) ;; *) echo "FLOOR_ROWS: no row $r (rows: $ALL)" >&2; exit 2 ;; esac
 done
 want() { case " $ROWS " in *" $1 "*) return 0 ;; esac; return 1; } # row id
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+hogs=()
+trap 'rm -rf "$tmp"; [ ${#hogs[@]} = 0 ] || kill "${hogs[@]}" 2>/dev/null' EXIT
 CGO_ENABLED=0 go build -o "$tmp/bench" ./cmd/bench
 CGO_ENABLED=0 go build -o "$tmp/central-mcp" ./examples/central-mcp
 CGO_ENABLED=0 go build -o "$tmp/floor" ./scripts/bench/floor
@@ -143,6 +149,24 @@ keep_errors() {
   echo "    a replay had runs that ended in an error: its stderr and their traces are in $dir"
 }
 
+# load_start starts LOAD_PROCS (default: one a core) busy loops at the
+# default priority, for a loaded row's floor and bench alike; load_stop
+# stops them. bench must stay near the floor on a machine that is busy
+# with other work too: a thread of its own at a low priority (nice 19) once
+# made such a replay 10x slower (2026-12-05).
+load_start() {
+  local i
+  for i in $(seq "${LOAD_PROCS:-$(nproc)}"); do
+    sh -c 'while :; do :; done' &
+    hogs+=($!)
+  done
+}
+load_stop() {
+  kill "${hogs[@]}" 2>/dev/null
+  wait "${hogs[@]}" 2>/dev/null || true
+  hogs=()
+}
+
 # replay_pairs id store runs-file flags [rss] [bench-flags] [floor-isolation]:
 # with rss, bench's peak RSS goes to $tmp/rss-<id> (/usr/bin/time; its own
 # start-up is well under a millisecond of the wall time); bench-flags go to
@@ -153,6 +177,7 @@ replay_pairs() {
   echo "  $1"
   [ -z "${5:-}" ] || time=(/usr/bin/time -f "%M" -o "$tmp/rss-$1")
   for _ in $(seq "$REPS"); do
+    case $1 in *-loaded) load_start ;; esac
     floor_run "$3" "$4" "${7:-auto}"
     code=0
     t0=$(now_us)
@@ -161,6 +186,7 @@ replay_pairs() {
       > /dev/null 2> "$tmp/err" || code=$?
     t1=$(now_us)
     grep -q '^replayed ' "$tmp/err" || { echo "bench replay failed ($1):"; tail -n 5 "$tmp/err"; exit 1; }
+    case $1 in *-loaded) load_stop ;; esac
     keep_errors "$1" "$2"
     row "$1" "$code" $((t1 - t0))
   done
@@ -198,6 +224,8 @@ done
 
 echo "measuring ${REPS} times each, floor and bench interleaved..."
 replay_pairs replay-reuse-1 "$tmp/s1" "$tmp/runs1.json" "--reuse-server"
+# The same with every core busy with other work as well (load_start).
+replay_pairs replay-reuse-loaded "$tmp/s1" "$tmp/runs1.json" "--reuse-server"
 # Fresh servers for runs recorded with reused ones: bench is told so
 # (without a flag it replays as recorded).
 replay_pairs replay-fresh-1 "$tmp/s1" "$tmp/runs1.json" "" "" "--reuse-server=false"
@@ -227,6 +255,7 @@ for id in $ALL; do
   f="$tmp/rows-$id"
   case $id in
     replay-reuse-1) label="replay --reuse-server" target="<= 1.2x, <= 1 ms, fixed <= 100 ms" ;;
+    replay-reuse-loaded) label="  cores loaded" target="(every core busy with other work: bench near the floor)" ;;
     replay-reuse-big) label="replay --reuse-server" target="<= 1.3x, <= 1 ms, fixed <= 100 ms" ;;
     replay-fresh-proxy-1) label="  --isolation proxy" target="(no sandbox, floor unconfined)" ;;
     replay-fresh-*) label="replay (fresh)" target="<= 1.2x, <= 1 ms, fixed <= 100 ms" ;;
@@ -252,6 +281,7 @@ for id in $ALL; do
   f="$tmp/rows-$id"
   case $id in
     replay-reuse-1) label="replay --reuse-server" ;;
+    replay-reuse-loaded) label="  cores loaded" ;;
     replay-reuse-big) label="  (10x)" ;;
     replay-fresh-proxy-1) label="  --isolation proxy" ;;
     replay-fresh-1) label="replay (fresh)" ;;
