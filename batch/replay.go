@@ -374,7 +374,7 @@ func (r *Replay) replayOne(ctx context.Context, rec *recorder.Recorder, clock *r
 	job := &recorder.Job{
 		Suite: man.Suite, Scenario: sc, Profile: r.Profile, Model: m,
 		ModelRef: man.Model, Sampling: replayer.RecordedSampling(rr.recorded), RunIndex: man.RunIndex,
-		Mode: traces.ModeReplay, Replays: &id,
+		Mode: traces.ModeReplay, Replays: &id, Keys: m.Keys(),
 	}
 	clock.Rebase(time.Now())
 	run, err := rec.Run(ctx, job)

@@ -81,6 +81,11 @@ type Loop struct {
 	// replay, the model that was recorded, not the replaying one), the
 	// scenario and the run index.
 	Key reqkey.Scope
+	// Keys, when set, encodes and keys the requests (Key, ToolCache and
+	// Normalize then go unused): the Encoder the model keys them with too,
+	// a replay's recorded model (replayer.Model.Keys), so that each
+	// request is encoded once. The loop and the model use it in turn.
+	Keys *reqkey.Encoder
 	// ToolCache, when set, encodes tool definitions once across runs (the
 	// recorder keeps one); else the loop encodes them once per run.
 	ToolCache *reqkey.ToolCache
@@ -160,8 +165,11 @@ func (l *Loop) Run(ctx context.Context) traces.Outcome {
 		Tools: tools, Sampling: l.Sampling}
 	calls := 0
 	var repeats repeatCounter
-	enc := reqkey.NewEncoder(l.Key, l.ToolCache)
-	enc.SetNormalizer(l.Normalize)
+	enc := l.Keys
+	if enc == nil {
+		enc = reqkey.NewEncoder(l.Key, l.ToolCache)
+		enc.SetNormalizer(l.Normalize)
+	}
 	var est *usageEstimator // for a model that reports no usage
 	fail := func(at time.Time, kind traces.ErrorKind, msg string) {
 		l.Emit(at, traces.Event{Kind: traces.KindError, Error: &traces.Error{Kind: kind, Message: msg}})

@@ -595,6 +595,10 @@ type Job struct {
 	// Replays.
 	Mode    traces.Mode
 	Replays *traces.ID
+	// Keys, when set, is the Encoder of the run's request keys, shared
+	// with Model (Loop.Keys): a replay's, whose scope is the recorded
+	// run's, the one ModelRef, Scenario and RunIndex give.
+	Keys *reqkey.Encoder
 }
 
 // Ref is the conventional ref name of the job's run.
@@ -797,7 +801,7 @@ func (r *Recorder) attempt(ctx context.Context, job *Job) (*traces.Run, *NoResul
 	}
 	loop := &Loop{
 		Model: job.Model, Key: reqkey.Scope{Provider: mref.Provider, Model: mref.Name, Scenario: sc.ID, RunIndex: job.RunIndex},
-		ToolCache: r.keys, Intent: sc.Intent, Tools: modelTools, toolsJSON: ts.json, ResultSchema: resultSchema, ValidateResult: validate,
+		Keys: job.Keys, ToolCache: r.keys, Intent: sc.Intent, Tools: modelTools, toolsJSON: ts.json, ResultSchema: resultSchema, ValidateResult: validate,
 		Sampling: job.Sampling, MaxTurns: sc.Turns(), Tokens: o.Tokens,
 		Exec: exec, TurnTimeout: o.TurnTimeout, Now: o.Now, Wall: o.Wall, Normalize: p.Normalizer(),
 		Emit: func(at time.Time, e traces.Event) {

@@ -153,6 +153,12 @@ func (e *RecordedError) Outcome() traces.Outcome { return traces.OutcomeError }
 // RecordedError reports whether the recorded run ended in an error.
 func (m *Model) RecordedError() bool { return m.recordedErr != nil }
 
+// Keys is the Encoder the model keys requests with, for the agent loop
+// to encode them with (recorder.Job.Keys): each request is then encoded
+// once, its keying in Generate answered from the Encoder's memo. It is not
+// safe for concurrent use: the loop uses it between the model's turns.
+func (m *Model) Keys() *reqkey.Encoder { return m.keys }
+
 // Name is the recorded model's name: request keys and reports name the
 // model that answered, not the replay.
 func (m *Model) Name() string { return m.name }

@@ -52,8 +52,10 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"hash"
+	"slices"
 	"strconv"
 	"sync"
+	"unsafe"
 
 	"github.com/mcpbench/bench/llm"
 	"github.com/mcpbench/bench/traces"
@@ -104,7 +106,26 @@ type Encoder struct {
 	last    *llm.Request
 	members []byte
 
+	// gen counts the changes of msgs; memo is the last request encoded,
+	// by what it was encoded from (see encode).
+	gen  uint64
+	memo memo
+
 	h hash.Hash
+}
+
+// memo is an encoded request: its key and trace form, and the inputs they
+// came from: the messages as of a generation of the Encoder's, the members
+// and the tool encodings (compared by identity: both are kept unchanged
+// once made).
+type memo struct {
+	ok      bool
+	gen     uint64
+	nilMsgs bool
+	members []byte
+	tools   [][]byte
+	key     traces.ID
+	trace   []byte // nil until a trace form is asked for
 }
 
 // NewEncoder returns an Encoder for requests in scope. tools may be nil
@@ -160,6 +181,14 @@ func (e *Encoder) encode(req *llm.Request, withTrace bool) ([]byte, traces.ID, e
 	if err != nil {
 		return nil, traces.ID{}, err
 	}
+	// The same request as the last one encoded (a replay's loop encodes
+	// each request for its trace, and the replayed model keys it again
+	// with the same Encoder): its key and trace form as they were.
+	m := &e.memo
+	if m.ok && m.gen == e.gen && m.nilMsgs == (req.Messages == nil) && same(m.members, members) && sameAll(m.tools, tools) &&
+		(!withTrace || m.trace != nil) {
+		return m.trace, m.key, nil
+	}
 	// The request's members in canonical order: messages first, then
 	// sampling, system and tool_choice, then tools.
 	h := e.h
@@ -179,6 +208,7 @@ func (e *Encoder) encode(req *llm.Request, withTrace bool) ([]byte, traces.ID, e
 	h.Write(e.tail)
 	var key traces.ID
 	h.Sum(key[:0])
+	*m = memo{ok: true, gen: e.gen, nilMsgs: req.Messages == nil, members: members, tools: tools, key: key}
 	if !withTrace {
 		return nil, key, nil
 	}
@@ -206,7 +236,26 @@ func (e *Encoder) encode(req *llm.Request, withTrace bool) ([]byte, traces.ID, e
 	b.Write(members)
 	writeTools(&b, tools)
 	b.WriteByte('}')
-	return b.Bytes(), key, nil
+	m.trace = b.Bytes()
+	return m.trace, key, nil
+}
+
+// same reports whether a and b are the same bytes in memory.
+func same(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || unsafe.SliceData(a) == unsafe.SliceData(b))
+}
+
+// sameAll is same for each of two lists.
+func sameAll(a, b [][]byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !same(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func writeTools(w interface{ Write([]byte) (int, error) }, tools [][]byte) {
@@ -232,6 +281,10 @@ func (e *Encoder) addMessages(msgs []llm.Message) error {
 	}
 	for i := len(e.msgs); i < len(msgs); i++ {
 		m := msgs[i] // kept as it was: the next request is compared with it
+		// Its calls too: a call replaced in the caller's list is then
+		// seen as a change (the bytes of arguments edited in place are
+		// not).
+		m.ToolCalls = slices.Clone(m.ToolCalls)
 		n, orig := e.normalized(m)
 		tb, err := traces.Marshal(n)
 		if err != nil {
@@ -246,6 +299,7 @@ func (e *Encoder) addMessages(msgs []llm.Message) error {
 			}
 		}
 		e.msgs = append(e.msgs, m)
+		e.gen++
 		e.trace = append(e.trace, tb)
 		e.key = append(e.key, kb)
 		e.orig = append(e.orig, orig)
@@ -255,6 +309,7 @@ func (e *Encoder) addMessages(msgs []llm.Message) error {
 
 func (e *Encoder) reset() {
 	e.msgs, e.trace, e.key, e.orig, e.ids = nil, nil, nil, nil, nil
+	e.gen++
 }
 
 // normalized returns m as the key sees it under the Encoder's normalizer,

@@ -229,3 +229,34 @@ func TestNormalized(t *testing.T) {
 		t.Errorf("ids not renamed: %+v", na.Messages)
 	}
 }
+
+// An Encoder answers a request it encoded last from a memo (a replay's
+// loop and its model key each request with the same Encoder): whatever
+// changed since, in place or not, is encoded anew.
+func TestEncoderMemo(t *testing.T) {
+	req := goldenRequest()
+	e := NewEncoder(scope, nil)
+	if _, err := e.Key(req); err != nil { // the key alone first: the trace form comes after
+		t.Fatal(err)
+	}
+	check(t, e, scope, req)
+	check(t, e, scope, req)
+	for _, tc := range []struct {
+		why  string
+		edit func(r *llm.Request)
+	}{
+		{"a message's content, in place", func(r *llm.Request) { r.Messages[0].Content = "List the APs that are up" }},
+		{"a call's arguments, in place", func(r *llm.Request) { r.Messages[1].ToolCalls[0].Arguments = json.RawMessage(`{"status":"Up"}`) }},
+		{"the system prompt", func(r *llm.Request) { r.System = "Answer briefly." }},
+		{"the sampling", func(r *llm.Request) { r.Sampling.MaxTokens++ }},
+		{"a tool's description, in place", func(r *llm.Request) { r.Tools[0].Description = "List access points." }},
+		{"the tools", func(r *llm.Request) { r.Tools = r.Tools[:1] }},
+		{"messages empty, not null", func(r *llm.Request) { r.Messages = []llm.Message{} }},
+		{"messages null", func(r *llm.Request) { r.Messages = nil }},
+	} {
+		t.Run(tc.why, func(t *testing.T) {
+			tc.edit(req) // the request encoded last, changed
+			check(t, e, scope, req)
+		})
+	}
+}
