@@ -127,7 +127,7 @@ type codec struct {
 	create sync.Mutex
 
 	plains *plainCache
-	encs   *lru[*zstd.Encoder]
+	encs   zencoders
 	decs   *lru[*zstd.Decoder]
 	dec    *zstd.Decoder // without dictionary
 }
@@ -138,7 +138,6 @@ func newCodec(s *Store) (*codec, error) {
 	// An evicted codec may still be in use by another goroutine: it is left
 	// to the garbage collector (one used only through EncodeAll and
 	// DecodeAll holds no goroutine).
-	c.encs = newLRU[*zstd.Encoder](4)
 	c.decs = newLRU[*zstd.Decoder](4)
 	var err error
 	if c.dec, err = zstd.NewReader(nil, decoderOptions()...); err != nil {
@@ -569,10 +568,11 @@ func (c *codec) decoder(bases []uint64, parts [][]byte) (*zstd.Decoder, error) {
 }
 
 // encoder returns an encoder for runs of about size bytes stored against
-// bases. Its window holds the dictionary and the run: matches reach back
-// into the base, and no further (zstd's default window of 8 MiB would cost
-// tens of megabytes per encoder for nothing).
-func (c *codec) encoder(bases []uint64, parts [][]byte, n, level int) (*zstd.Encoder, error) {
+// bases, for the caller alone until it gives it back (zencoders.put). Its
+// window holds the dictionary and the run: matches reach back into the
+// base, and no further (zstd's default window of 8 MiB would cost tens of
+// megabytes per encoder for nothing).
+func (c *codec) encoder(bases []uint64, parts [][]byte, n, level int) (*zencoder, error) {
 	window, limit := 1<<16, zstd.MaxWindowSize
 	if bases == nil {
 		limit = aloneWindow
@@ -580,20 +580,98 @@ func (c *codec) encoder(bases []uint64, parts [][]byte, n, level int) (*zstd.Enc
 	for window < size(parts)+2*n && window < limit {
 		window <<= 1
 	}
-	key := fmt.Sprintf("%d/%d/%s", level, window, basesKey(bases))
-	if e, ok := c.encs.get(key); ok {
+	return c.encs.get(encoderKind{level: level, window: window, dict: bases != nil}, basesKey(bases), func() []byte { return join(parts) }, dictID(bases))
+}
+
+// zencoders keeps the codec's idle encoders for reuse. An encoder is some
+// hundreds of kilobytes of tables and history: a replay stores each run
+// against the base of its scenario, and an encoder made for each base took
+// a third of what a replay of a run a scenario allocated. An idle encoder
+// of the kind wanted takes the new base as its dictionary instead
+// (ResetWithOptions); one that has it already is taken first, as it need
+// not index it again.
+type zencoders struct {
+	mu   sync.Mutex
+	idle []*zencoder // the most recently given back last
+}
+
+// maxIdleEncoders bounds the encoders kept idle.
+const maxIdleEncoders = 4
+
+// zencoder is a zstd encoder of a kind, with the dictionary it has now.
+type zencoder struct {
+	*zstd.Encoder
+	kind encoderKind
+	dict string // basesKey of its dictionary's bases
+}
+
+// encoderKind is what an encoder cannot change once made.
+type encoderKind struct {
+	level, window int
+	dict          bool // whether it has a dictionary (zstd makes another encoder type for one)
+}
+
+// get returns an encoder of kind k with the dictionary of the bases keyed
+// dict: content gives the dictionary, id its ID.
+func (es *zencoders) get(k encoderKind, dict string, content func() []byte, id uint32) (*zencoder, error) {
+	es.mu.Lock()
+	at := -1
+	for i := len(es.idle) - 1; i >= 0; i-- {
+		e := es.idle[i]
+		if e.kind != k {
+			continue
+		}
+		if e.dict == dict {
+			at = i
+			break
+		}
+		if at < 0 {
+			at = i
+		}
+	}
+	var e *zencoder
+	if at >= 0 {
+		e = es.idle[at]
+		es.idle = slices.Delete(es.idle, at, at+1)
+	}
+	es.mu.Unlock()
+	if e != nil && e.dict == dict {
 		return e, nil
 	}
-	opts := []zstd.EOption{zstd.WithEncoderLevel(zstd.EncoderLevel(level)), zstd.WithEncoderConcurrency(1),
-		zstd.WithEncoderCRC(false), zstd.WithWindowSize(window), zstd.WithLowerEncoderMem(true)}
-	if bases != nil {
-		opts = append(opts, zstd.WithEncoderDictRaw(dictID(bases), join(parts)))
+	if e != nil {
+		if err := e.ResetWithOptions(nil, zstd.WithEncoderDictRaw(id, content())); err != nil {
+			return nil, err
+		}
+		e.dict = dict
+		return e, nil
 	}
-	e, err := zstd.NewWriter(nil, opts...)
+	opts := []zstd.EOption{zstd.WithEncoderLevel(zstd.EncoderLevel(k.level)), zstd.WithEncoderConcurrency(1),
+		zstd.WithEncoderCRC(false), zstd.WithWindowSize(k.window), zstd.WithLowerEncoderMem(true)}
+	if k.dict {
+		opts = append(opts, zstd.WithEncoderDictRaw(id, content()))
+	}
+	z, err := zstd.NewWriter(nil, opts...)
 	if err != nil {
 		return nil, err
 	}
-	return c.encs.put(key, e), nil
+	return &zencoder{Encoder: z, kind: k, dict: dict}, nil
+}
+
+// put gives e back; the least recently used idle encoder beyond
+// maxIdleEncoders is dropped.
+func (es *zencoders) put(e *zencoder) {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	es.idle = append(es.idle, e)
+	if len(es.idle) > maxIdleEncoders {
+		es.idle = slices.Delete(es.idle, 0, 1)
+	}
+}
+
+func (es *zencoders) clear() {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	es.idle = nil
 }
 
 // A run larger than maxBasedBytes is stored alone, compressed against no
@@ -740,9 +818,13 @@ func (t *tx) putRecord(id ID, plain []byte, docLen int, f family, startedAt time
 	if err != nil {
 		return err
 	}
-	// Room for as much as plain, so that a large payload is not grown
-	// (and copied) as it is written; past that it is stored raw.
-	r.payload = enc.EncodeAll(plain, make([]byte, 0, len(plain)))
+	// Room for an eighth of plain: a run stored against a base takes a
+	// few hundred bytes of its tens of kilobytes (room for all of it made a
+	// tenth of what a replay of thousands of runs allocated), a run stored
+	// alone a fifth to a tenth; one that takes more is grown as it is
+	// written, and one that takes as much as plain is stored raw.
+	r.payload = enc.EncodeAll(plain, make([]byte, 0, len(plain)/8))
+	t.c.encs.put(enc)
 	if len(r.payload) >= len(plain) {
 		r.kind, r.bases, r.payload = kindRaw, nil, plain
 	}

@@ -975,3 +975,51 @@ func TestOpenAhead(t *testing.T) {
 		t.Errorf("opening ahead a store that does not exist: %v, want ErrNoStore", err)
 	}
 }
+
+// TestEncodersTakeAnotherDictionary holds a reused encoder to a fresh one:
+// an idle encoder that takes another base's dictionary (ResetWithOptions)
+// writes the same frame as one made for that base, and the frame decodes
+// against that base.
+func TestEncodersTakeAnotherDictionary(t *testing.T) {
+	var dicts, srcs [][]byte
+	for i := range 3 {
+		var d, s bytes.Buffer
+		for j := range 400 {
+			fmt.Fprintf(&d, `{"name":"tool-%d-%d","description":"lists the devices of site %d"},`, i, j, j%7)
+			fmt.Fprintf(&s, `{"name":"tool-%d-%d","description":"lists the devices of site %d"},`, i, j, j%5)
+		}
+		dicts, srcs = append(dicts, d.Bytes()), append(srcs, s.Bytes())
+	}
+	kind := encoderKind{level: 1, window: 1 << 17, dict: true}
+	encode := func(es *zencoders, i int) []byte {
+		t.Helper()
+		e, err := es.get(kind, strconv.Itoa(i), func() []byte { return dicts[i] }, uint32(i+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := e.EncodeAll(srcs[i], nil)
+		es.put(e)
+		return out
+	}
+	var reused zencoders
+	for round := range 3 {
+		for i := range dicts {
+			got := encode(&reused, i)
+			if want := encode(&zencoders{}, i); !bytes.Equal(got, want) {
+				t.Fatalf("round %d, dictionary %d: a reused encoder wrote %d bytes, a fresh one %d", round, i, len(got), len(want))
+			}
+			d, err := zstd.NewReader(nil, zstd.WithDecoderDictRaw(uint32(i+1), dicts[i]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			plain, err := d.DecodeAll(got, nil)
+			d.Close()
+			if err != nil || !bytes.Equal(plain, srcs[i]) {
+				t.Fatalf("round %d, dictionary %d: decoding: %v", round, i, err)
+			}
+		}
+	}
+	if n := len(reused.idle); n != 1 {
+		t.Errorf("%d encoders idle after one at a time, want 1: each took the next dictionary", n)
+	}
+}
