@@ -7,20 +7,17 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/tiktoken-go/tokenizer/codec"
-
+	"github.com/mcpbench/bench/internal/o200k"
 	"github.com/mcpbench/bench/llm"
 )
 
 // Tokenizer names the BPE encoding tool definitions are counted in: OpenAI's
-// o200k_base, from github.com/tiktoken-go/tokenizer, whose vocabulary is
-// compiled into the binary (no download, works offline). Its codec package
-// is imported directly: the tokenizer package's Get reaches every
-// encoding's constructor, which links all five vocabularies (some 45 MB);
-// codec.NewO200kBase links o200k_base's alone. Other providers
-// tokenise differently; the count is a like-for-like yardstick between
-// servers, not a bill.
-const Tokenizer = "o200k_base"
+// o200k_base, counted by package internal/o200k exactly as
+// github.com/tiktoken-go/tokenizer counts it, with its vocabulary embedded
+// in the binary (no download, works offline) in a form the garbage
+// collector does not scan. Other providers tokenise differently; the count
+// is a like-for-like yardstick between servers, not a bill.
+const Tokenizer = o200k.Name
 
 // ToolCost is the size of a tool list as a model receives it.
 type ToolCost struct {
@@ -30,18 +27,16 @@ type ToolCost struct {
 }
 
 // TokenCounter counts o200k_base tokens. It is safe for concurrent use;
-// it keeps the tokenizer (its split pattern compiled once) and a memo of
-// the counts of what it has seen, so one belongs to each long-lived user:
-// a Recorder has one, a scorer another.
+// it keeps a memo of the counts of what it has seen, so one belongs to
+// each long-lived user: a Recorder has one, a scorer another.
 type TokenCounter struct {
-	codecs sync.Pool // *codec.Codec: the tokenizer's matcher keeps state per match
-	mu     sync.Mutex
-	memo   map[[32]byte]int
+	mu   sync.Mutex
+	memo map[[32]byte]int
 }
 
 // NewTokenCounter returns a TokenCounter.
 func NewTokenCounter() *TokenCounter {
-	return &TokenCounter{codecs: sync.Pool{New: func() any { return codec.NewO200kBase() }}, memo: map[[32]byte]int{}}
+	return &TokenCounter{memo: map[[32]byte]int{}}
 }
 
 // MeasureTools counts the characters and tokens of tools' definitions
@@ -51,9 +46,7 @@ func (t *TokenCounter) MeasureTools(tools []llm.Tool) (ToolCost, error) {
 	if err != nil {
 		return ToolCost{}, err
 	}
-	enc := t.codecs.Get().(*codec.Codec)
-	n, err := enc.Count(string(b))
-	t.codecs.Put(enc)
+	n, err := o200k.Count(string(b))
 	if err != nil {
 		return ToolCost{}, fmt.Errorf("counting tokens: %w", err)
 	}
@@ -138,9 +131,7 @@ const tokenMemoMax = 1 << 16
 // countOnce counts in one pass, with no memo; 0 if the tokenizer fails
 // (its split-pattern matcher fails only past a backtracking limit).
 func (t *TokenCounter) countOnce(text []byte) int {
-	enc := t.codecs.Get().(*codec.Codec)
-	n, err := enc.Count(string(text))
-	t.codecs.Put(enc)
+	n, err := o200k.Count(string(text))
 	if err != nil {
 		return 0
 	}
