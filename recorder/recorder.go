@@ -173,6 +173,19 @@ type Recorder struct {
 	preps    map[*scenarios.Scenario]*scenarioPrep
 	keys     *reqkey.ToolCache // tool definitions encoded for request keys, across runs
 	plans    sync.Map          // profile hash and dir -> ClockPlan (clockPlan)
+	hashes   sync.Map          // *Profile -> its Hash (profileHash)
+}
+
+// profileHash is p.Hash() once per Recorder: a profile is not changed
+// while a Recorder runs it, and every run asks for its hash three times
+// (a JSON encoding and a SHA-256 each, some 10 µs).
+func (r *Recorder) profileHash(p *Profile) string {
+	if h, ok := r.hashes.Load(p); ok {
+		return h.(string)
+	}
+	h := p.Hash()
+	r.hashes.Store(p, h)
+	return h
 }
 
 // fixture loads a fixture bundle once per Recorder.
@@ -425,7 +438,7 @@ func (r *Recorder) Retire(p *Profile, sc *scenarios.Scenario) {
 // server's program (an ELF parse, some 0.1 ms), and every run and server
 // start asks for it.
 func (r *Recorder) clockPlan(p *Profile) ClockPlan {
-	key := p.Hash() + "\x00" + p.Dir
+	key := r.profileHash(p) + "\x00" + p.Dir
 	if c, ok := r.plans.Load(key); ok {
 		return c.(ClockPlan)
 	}
@@ -445,7 +458,7 @@ func (r *Recorder) groupOf(p *Profile, sc *scenarios.Scenario) (key string, fx *
 	if err != nil {
 		return "", nil, false
 	}
-	return slotKey(p, fx, opensWriteGate(sc)), fx, true
+	return r.slotKey(p, fx, opensWriteGate(sc)), fx, true
 }
 
 // Preflight starts the fake Central and the server the next run of sc
@@ -459,7 +472,7 @@ func (r *Recorder) Preflight(ctx context.Context, p *Profile, sc *scenarios.Scen
 		return fmt.Errorf("scenario %s: fixture: %w", sc.ID, err)
 	}
 	writes := opensWriteGate(sc)
-	key := slotKey(p, fx, writes)
+	key := r.slotKey(p, fx, writes)
 	ps := &prestart{done: make(chan struct{}), clock: &heldClock{held: time.Now()}}
 	close(ps.done)
 	ps.slot, err = r.start(ctx, key, p, fx, writes, ps.clock.Now)
@@ -728,7 +741,7 @@ func (r *Recorder) attempt(ctx context.Context, job *Job) (*traces.Run, *NoResul
 	run := &traces.Run{Manifest: traces.Manifest{
 		Format: traces.FormatVersion, StartedAt: start, Mode: mode, Replays: job.Replays,
 		Suite: job.Suite, Scenario: traces.ScenarioRef{ID: sc.ID, Hash: sp.hash},
-		Server: traces.ServerRef{Name: p.Name, Repo: p.Repo, SHA: p.SHA, ProfileHash: p.Hash(), VariantOf: p.VariantOf, Routes: p.Adapter.Routes,
+		Server: traces.ServerRef{Name: p.Name, Repo: p.Repo, SHA: p.SHA, ProfileHash: r.profileHash(p), VariantOf: p.VariantOf, Routes: p.Adapter.Routes,
 			Reused: mode == traces.ModeRecord && o.ReuseServer},
 		Model: mref, RunIndex: job.RunIndex,
 		Fixture: traces.FixtureRef{Name: sc.Fixture, Hash: fx.Version()},
@@ -937,7 +950,7 @@ func (p *process) stderrTail() string {
 // pair when allowed and one is idle, else a new pair. A nil slot means the
 // fake did not start; a slot with an error means the server did not.
 func (r *Recorder) acquire(ctx context.Context, p *Profile, fx *fakecentral.Fixture, writes bool) (*slot, error) {
-	key := slotKey(p, fx, writes)
+	key := r.slotKey(p, fx, writes)
 	if r.opts.ReuseServer {
 		r.mu.Lock()
 		if list := r.idle[key]; len(list) > 0 {
@@ -960,8 +973,8 @@ func (r *Recorder) acquire(ctx context.Context, p *Profile, fx *fakecentral.Fixt
 
 // slotKey names the servers that are interchangeable: one profile, one
 // fixture, one write gate.
-func slotKey(p *Profile, fx *fakecentral.Fixture, writes bool) string {
-	return fmt.Sprintf("%s|%s|%s|%t", p.Hash(), p.Dir, fx.Version(), writes)
+func (r *Recorder) slotKey(p *Profile, fx *fakecentral.Fixture, writes bool) string {
+	return fmt.Sprintf("%s|%s|%s|%t", r.profileHash(p), p.Dir, fx.Version(), writes)
 }
 
 // start starts a fake Central reading now and a server connected to it,

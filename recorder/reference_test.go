@@ -304,7 +304,7 @@ func TestRetire(t *testing.T) {
 	rec.mu.Lock()
 	var retired *slot
 	for _, s := range rec.all {
-		if s.key != slotKey(p, mustFixture(t, write.Fixture), true) {
+		if s.key != rec.slotKey(p, mustFixture(t, write.Fixture), true) {
 			retired = s
 		}
 	}
@@ -434,7 +434,7 @@ func TestPrestart(t *testing.T) {
 	rec := New(&Options{Environ: os.Environ(), StopGrace: 100 * time.Millisecond})
 	rec.Prestart(p2, sc)
 	rec.mu.Lock()
-	ps := rec.pending[slotKey(p2, mustFixture(t, sc.Fixture), false)][0]
+	ps := rec.pending[rec.slotKey(p2, mustFixture(t, sc.Fixture), false)][0]
 	rec.mu.Unlock()
 	<-ps.done
 	rec.Close()
