@@ -35,6 +35,49 @@ type conn struct {
 	mu      sync.Mutex
 	schemas map[string]*scenarios.Schema // compiled on first call, per tool (server name)
 	ts      *toolSet                     // built on first use
+	// compiled, when set, holds the schemas compiled across sessions (the
+	// Recorder's): a fresh server per run offers the same tools again.
+	compiled *schemaCache
+}
+
+// schemaCache holds compiled input schemas by their JSON, across sessions.
+// A compiled schema is only read once compiled (scenarios.Schema is safe
+// for concurrent use). It is bounded: past schemaCacheMax it starts again.
+type schemaCache struct {
+	mu sync.Mutex
+	m  map[string]*scenarios.Schema // nil for a schema that does not compile
+}
+
+const schemaCacheMax = 1024
+
+func (c *schemaCache) compile(raw []byte) *scenarios.Schema {
+	if c == nil {
+		return compileOrNil(raw)
+	}
+	c.mu.Lock()
+	s, ok := c.m[string(raw)]
+	c.mu.Unlock()
+	if ok {
+		return s
+	}
+	s = compileOrNil(raw)
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= schemaCacheMax {
+		c.m = map[string]*scenarios.Schema{} // a bound on memory, not a policy
+	}
+	c.m[string(raw)] = s
+	c.mu.Unlock()
+	return s
+}
+
+// compileOrNil is the compiled schema raw, nil if it does not compile (a
+// call of its tool then goes unchecked).
+func compileOrNil(raw []byte) *scenarios.Schema {
+	s, err := scenarios.CompileSchema(json.RawMessage(raw))
+	if err != nil {
+		return nil
+	}
+	return s
 }
 
 // schema returns the compiled input schema of the server's tool name, or
@@ -51,9 +94,7 @@ func (c *conn) schema(name string) *scenarios.Schema {
 	var sch *scenarios.Schema
 	for _, t := range c.tools {
 		if t.Name == name {
-			if s, err := scenarios.CompileSchema(mustJSON(t.InputSchema)); err == nil {
-				sch = s
-			}
+			sch = c.compiled.compile(mustJSON(t.InputSchema))
 		}
 	}
 	c.schemas[name] = sch
@@ -81,10 +122,11 @@ func (c *conn) dead() bool { return c.proc != nil && c.proc.exited() }
 
 // launch starts the profile's server with env and connects an MCP client
 // to it. It gives up when ctx ends or the profile's start timeout passes.
-func launch(ctx context.Context, p *Profile, v Vars, env []string, o *Options, cf *confine) (*conn, error) {
+// compiled, when not nil, is where its tools' input schemas are compiled.
+func launch(ctx context.Context, p *Profile, v Vars, env []string, o *Options, cf *confine, compiled *schemaCache) (*conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(p.StartTimeout))
 	defer cancel()
-	c := &conn{wire: &wireLog{limit: 64}, elic: &elicitor{}, watch: newWireWatch()}
+	c := &conn{wire: &wireLog{limit: 64}, elic: &elicitor{}, watch: newWireWatch(), compiled: compiled}
 	ctx, unbind := c.watch.bind(ctx)
 	defer unbind()
 	if cmd := p.Argv(); len(cmd) > 0 && o.Connect == nil {

@@ -174,6 +174,7 @@ type Recorder struct {
 	keys     *reqkey.ToolCache // tool definitions encoded for request keys, across runs
 	plans    sync.Map          // profile hash and dir -> ClockPlan (clockPlan)
 	hashes   sync.Map          // *Profile -> its Hash (profileHash)
+	schemas  schemaCache       // tools' input schemas, compiled once across servers
 }
 
 // profileHash is p.Hash() once per Recorder: a profile is not changed
@@ -1008,7 +1009,7 @@ func (r *Recorder) start(ctx context.Context, key string, p *Profile, fx *fakece
 	if err != nil {
 		return s, fmt.Errorf("server %s: %w", p.Name, err)
 	}
-	c, err := launch(ctx, p, v, env, &r.opts, cf)
+	c, err := launch(ctx, p, v, env, &r.opts, cf, &r.schemas)
 	if err != nil {
 		return s, fmt.Errorf("server %s: %w", p.Name, err)
 	}
