@@ -175,6 +175,7 @@ type Recorder struct {
 	plans    sync.Map          // profile hash and dir -> ClockPlan (clockPlan)
 	hashes   sync.Map          // *Profile -> its Hash (profileHash)
 	schemas  schemaCache       // tools' input schemas, compiled once across servers
+	toolSets toolSets          // tool lists as the model and the trace see them, across servers
 }
 
 // profileHash is p.Hash() once per Recorder: a profile is not changed
@@ -260,11 +261,24 @@ type toolSet struct {
 
 // toolSet returns the session's tools after p's adapter, built on first
 // use: a reused session lists its tools once, so every run sees the same.
-func (c *conn) toolSet(p *Profile) *toolSet {
+// A session that lists the tools another listed (a fresh server per run)
+// takes the set built for that one from sets (the Recorder's), when given.
+func (c *conn) toolSet(p *Profile, sets *toolSets, profileHash string) *toolSet {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ts != nil {
 		return c.ts
+	}
+	var key string
+	if sets != nil {
+		b, err := json.Marshal(c.tools)
+		if err == nil {
+			key = profileHash + "\x00" + string(b)
+			if ts := sets.get(key); ts != nil {
+				c.ts = ts
+				return ts
+			}
+		}
 	}
 	ts := &toolSet{toServer: map[string]string{}}
 	var listed []json.RawMessage
@@ -294,7 +308,35 @@ func (c *conn) toolSet(p *Profile) *toolSet {
 	// A list that does not encode is left to the loop, which reports it.
 	ts.json, _ = json.Marshal(ts.model)
 	c.ts = ts
+	if key != "" {
+		sets.put(key, ts)
+	}
 	return ts
+}
+
+// toolSets are the tool sets built so far, by the profile's hash and the
+// tools listed: a toolSet is read-only once built. Bounded: past
+// toolSetsMax it starts again.
+type toolSets struct {
+	mu sync.Mutex
+	m  map[string]*toolSet
+}
+
+const toolSetsMax = 64
+
+func (s *toolSets) get(key string) *toolSet {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[key]
+}
+
+func (s *toolSets) put(key string, ts *toolSet) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil || len(s.m) >= toolSetsMax {
+		s.m = map[string]*toolSet{} // a bound on memory, not a policy
+	}
+	s.m[key] = ts
 }
 
 // slot is a fake Central and a server connected to it.
@@ -771,7 +813,7 @@ func (r *Recorder) attempt(ctx context.Context, job *Job) (*traces.Run, *NoResul
 	c := s.conn
 	initEv := c.init
 	rc.emit(start, traces.Event{Kind: traces.KindInitialize, Initialize: &initEv})
-	ts := c.toolSet(p)
+	ts := c.toolSet(p, &r.toolSets, r.profileHash(p))
 	modelTools, toServer := ts.model, ts.toServer
 	rc.emit(o.Now(), traces.Event{Kind: traces.KindTools, Tools: &traces.Tools{Tools: ts.listed}})
 	c.elic.set(sc.Elicit(), -1, func(e traces.Elicitation) {

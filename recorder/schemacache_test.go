@@ -1,8 +1,11 @@
 package recorder
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A schema is compiled once for every session that offers it, checks
@@ -36,5 +39,33 @@ func TestSchemaCacheSharesCompiles(t *testing.T) {
 	}
 	if c.compile(raw) == nil {
 		t.Fatal("a schema compiled after the cache started again is none")
+	}
+}
+
+// A session that lists the tools another session of the same profile
+// listed takes the tool set built for that one; another list, or another
+// profile (its adapter renames tools), gets its own.
+func TestToolSetsShared(t *testing.T) {
+	tools := func(desc string) []*mcp.Tool {
+		return []*mcp.Tool{{Name: "list_sites", Description: desc, InputSchema: json.RawMessage(`{"type":"object"}`)}}
+	}
+	p := &Profile{Name: "acme"}
+	renamed := &Profile{Name: "acme", Adapter: Adapter{Rename: map[string]string{"list_sites": "sites"}}}
+	var sets toolSets
+	a := (&conn{tools: tools("Lists sites.")}).toolSet(p, &sets, p.Hash())
+	b := (&conn{tools: tools("Lists sites.")}).toolSet(p, &sets, p.Hash())
+	if a != b {
+		t.Fatal("two sessions listing the same tools built two tool sets")
+	}
+	if c := (&conn{tools: tools("Lists the sites.")}).toolSet(p, &sets, p.Hash()); c == a {
+		t.Fatal("a changed description got the first list's tool set")
+	}
+	d := (&conn{tools: tools("Lists sites.")}).toolSet(renamed, &sets, renamed.Hash())
+	if d == a || d.model[0].Name != "sites" || d.toServer["sites"] != "list_sites" {
+		t.Fatalf("another profile's adapter not applied: %+v", d.model)
+	}
+	// Without the Recorder's sets, a session builds its own.
+	if e := (&conn{tools: tools("Lists sites.")}).toolSet(p, nil, ""); e == a || string(e.listed) != string(a.listed) {
+		t.Fatal("a session without shared sets did not build the same set itself")
 	}
 }
