@@ -71,7 +71,7 @@ func load() (*vocab, error) {
 }
 
 // Warm builds the vocabulary's index now rather than on the first Count
-// (some 10 ms).
+// (some 5 ms; the tokenizer's map, 16-28 ms).
 func Warm() error {
 	_, err := load()
 	return err

@@ -126,3 +126,13 @@ func BenchmarkCount(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkLoad is building the vocabulary's index from the embedded file,
+// what the first Count (or Warm) pays once.
+func BenchmarkLoad(b *testing.B) {
+	for b.Loop() {
+		if _, err := parse(file); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
