@@ -146,10 +146,27 @@ func (res *ReplayResult) addTools(out *Replayed) {
 	res.ToolChurn = append(res.ToolChurn, c)
 }
 
+// readRun is a recorded run as read ahead of its replay: the run, and
+// its model turns decoded (or why they could not be) when it is a run to
+// replay.
+type readRun struct {
+	run   *traces.Run
+	turns *replayer.Recorded
+	err   error
+}
+
+// replayable reports whether run is a run this replay replays: a
+// recording of a selected scenario.
+func (r *Replay) replayable(run *traces.Run) bool {
+	return run != nil && run.Manifest.Mode == traces.ModeRecord && r.Scenarios[run.Manifest.Scenario.ID] != nil
+}
+
 // replayed is a replay between its execution and its finishing.
 type replayedRun struct {
 	ref      string
 	recorded *traces.Run
+	turns    *replayer.Recorded // recorded's turns, decoded
+	turnsErr error              // why they could not be
 	replay   *traces.Run
 	misses   []replayer.Miss
 }
@@ -211,26 +228,32 @@ func (r *Replay) Run(ctx context.Context) (*ReplayResult, error) {
 	res.Current.KeepRuns = r.KeepRuns
 	res.CurrentPooled.PoolServers, res.RecordedPooled.PoolServers = true, true
 	var calls time.Duration // callTime of the runs delivered
-	p := &pipeline[*traces.Run, *replayedRun, *Replayed]{
+	p := &pipeline[*readRun, *replayedRun, *Replayed]{
 		workers: workers, static: true, reuse: r.ReuseServer, items: items,
-		read: func(it item) (*traces.Run, error) {
+		read: func(it item) (*readRun, error) {
 			run, err := r.Store.GetRun(r.Refs[it.index].Run)
 			if err != nil {
 				return nil, fmt.Errorf("reading %s: %w", r.Refs[it.index].Name, err)
 			}
-			return run, nil
+			rd := &readRun{run: run}
+			if r.replayable(run) {
+				// Its turns decoded here, off the run's path.
+				rd.turns, rd.err = replayer.Parse(run)
+			}
+			return rd, nil
 		},
 		prestart: func(w int, it item) { recs[w].Prestart(r.Profile, it.sc) },
 		prepare:  func(w int, it item) { recs[w].Prepare(it.sc) },
-		execute: func(ctx context.Context, w int, it item, recorded *traces.Run) (*replayedRun, error) {
-			if recorded == nil || recorded.Manifest.Mode != traces.ModeRecord || r.Scenarios[recorded.Manifest.Scenario.ID] == nil {
+		execute: func(ctx context.Context, w int, it item, rd *readRun) (*replayedRun, error) {
+			if rd == nil || !r.replayable(rd.run) {
 				return nil, nil // not a run to replay
 			}
+			recorded := rd.run
 			sc := r.Scenarios[recorded.Manifest.Scenario.ID]
 			if it.first && r.ReuseServer {
 				recs[w].Retire(r.Profile, sc) // the worker's earlier groups are done
 			}
-			rr := &replayedRun{ref: r.Refs[it.index].Name, recorded: recorded}
+			rr := &replayedRun{ref: r.Refs[it.index].Name, recorded: recorded, turns: rd.turns, turnsErr: rd.err}
 			if err := r.replayOne(ctx, recs[w], clocks[w], keys, sc, rr); err != nil {
 				return nil, fmt.Errorf("replaying %s: %w", rr.ref, err)
 			}
@@ -365,7 +388,10 @@ func (r *Replay) replayOne(ctx context.Context, rec *recorder.Recorder, clock *r
 			return err
 		}
 	}
-	m, err := replayer.New(rr.recorded, &replayer.Options{Mode: r.Mode, Live: live, Clock: clock, ToolCache: keys, Normalize: r.Profile.Normalizer()})
+	if rr.turnsErr != nil {
+		return rr.turnsErr
+	}
+	m, err := rr.turns.Model(&replayer.Options{Mode: r.Mode, Live: live, Clock: clock, ToolCache: keys, Normalize: r.Profile.Normalizer()})
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -92,9 +93,56 @@ type Model struct {
 // New returns a Model serving run's turns. Turns are matched by position:
 // the i-th model.turn event of run is turn i.
 func New(run *traces.Run, o *Options) (*Model, error) {
+	rec, err := Parse(run)
+	if err != nil {
+		return nil, err
+	}
+	return rec.Model(o)
+}
+
+// Recorded is a recorded run's model turns decoded for serving: what New
+// reads of the run, worked out once and apart from the replay (a batch
+// decodes the next run's turns while the run before executes).
+type Recorded struct {
+	man   traces.Manifest
+	turns []recordedTurn
+	// err is the first error of a recorded run that ended in an error,
+	// nil otherwise.
+	err *traces.Error
+}
+
+// Parse decodes run's model turns for Recorded.Model.
+func Parse(run *traces.Run) (*Recorded, error) {
 	if run == nil {
 		return nil, errors.New("replayer: nil run")
 	}
+	r := &Recorded{man: run.Manifest}
+	for i, e := range run.Events {
+		if e.Kind != traces.KindTurn || e.Turn == nil {
+			continue
+		}
+		t := recordedTurn{key: e.Turn.Key, request: e.Turn.Request, latency: time.Duration(e.Turn.LatencyUS) * time.Microsecond, usage: e.Turn.Usage}
+		if err := json.Unmarshal(e.Turn.Response, &t.response); err != nil {
+			return nil, fmt.Errorf("replayer: run %s event %d: response of turn %d: %w", run.Manifest.RunID.Short(), i, e.Turn.Index, err)
+		}
+		r.turns = append(r.turns, t)
+	}
+	if run.Manifest.Outcome == traces.OutcomeError {
+		r.err = &traces.Error{Kind: traces.ErrorHarness, Message: "no error event"}
+		for _, e := range run.Events {
+			if e.Kind == traces.KindError && e.Error != nil {
+				r.err = e.Error
+				break
+			}
+		}
+	}
+	return r, nil
+}
+
+// Model returns a Model serving the recorded turns, as New does. Each
+// Model has its own copy of the turns' state: a Recorded may serve more
+// than one.
+func (r *Recorded) Model(o *Options) (*Model, error) {
 	var opts Options
 	if o != nil {
 		opts = *o
@@ -108,29 +156,11 @@ func New(run *traces.Run, o *Options) (*Model, error) {
 	if opts.Mode == Live && opts.Live == nil {
 		return nil, errors.New("replayer: live mode needs a live model")
 	}
-	man := run.Manifest
+	man := r.man
 	scope := reqkey.Scope{Provider: man.Model.Provider, Model: man.Model.Name, Scenario: man.Scenario.ID, RunIndex: man.RunIndex}
-	m := &Model{name: man.Model.Name, opts: opts, keys: reqkey.NewEncoder(scope, opts.ToolCache), divergedAt: -1}
+	m := &Model{name: man.Model.Name, opts: opts, keys: reqkey.NewEncoder(scope, opts.ToolCache), divergedAt: -1,
+		turns: slices.Clone(r.turns), recordedErr: r.err}
 	m.keys.SetNormalizer(opts.Normalize)
-	for i, e := range run.Events {
-		if e.Kind != traces.KindTurn || e.Turn == nil {
-			continue
-		}
-		t := recordedTurn{key: e.Turn.Key, request: e.Turn.Request, latency: time.Duration(e.Turn.LatencyUS) * time.Microsecond, usage: e.Turn.Usage}
-		if err := json.Unmarshal(e.Turn.Response, &t.response); err != nil {
-			return nil, fmt.Errorf("replayer: run %s event %d: response of turn %d: %w", run.Manifest.RunID.Short(), i, e.Turn.Index, err)
-		}
-		m.turns = append(m.turns, t)
-	}
-	if man.Outcome == traces.OutcomeError {
-		m.recordedErr = &traces.Error{Kind: traces.ErrorHarness, Message: "no error event"}
-		for _, e := range run.Events {
-			if e.Kind == traces.KindError && e.Error != nil {
-				m.recordedErr = e.Error
-				break
-			}
-		}
-	}
 	return m, nil
 }
 
