@@ -426,3 +426,40 @@ func TestRecordedErrorIsNoMiss(t *testing.T) {
 		}
 	}
 }
+
+// A run's turns decoded once (Parse) serve two Models, each as New's
+// would: what one serves does not count as served by the other. A
+// response that does not decode is said with its turn.
+func TestParsedServesModels(t *testing.T) {
+	rec, err := Parse(handRun(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := rec.Model(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, req := range []*llm.Request{turn0(), baseRequest()} {
+		if _, err := a.Generate(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a.Served() != 2 {
+		t.Fatalf("served %d of 2", a.Served())
+	}
+	b, _ := rec.Model(&Options{Mode: Lenient})
+	if b.Served() != 0 || b.turns[0].hit || b.turns[1].hit {
+		t.Fatal("a second Model from the same parse starts with the first one's turns served")
+	}
+	if _, err := rec.Model(&Options{Mode: Live}); err == nil {
+		t.Error("live mode without a live model accepted")
+	}
+	bad := handRun(t)
+	bad.Events[2].Turn.Response = json.RawMessage(`{"text":1}`)
+	if _, err := Parse(bad); err == nil || !strings.Contains(err.Error(), "response of turn 1") {
+		t.Errorf("a response that does not decode: %v", err)
+	}
+	if _, err := Parse(nil); err == nil {
+		t.Error("Parse(nil) accepted")
+	}
+}
