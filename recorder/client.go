@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpbench/bench/internal/bounded"
 	"github.com/mcpbench/bench/internal/escape"
+	"github.com/mcpbench/bench/internal/memo"
 	"github.com/mcpbench/bench/scenarios"
 	"github.com/mcpbench/bench/traces"
 )
@@ -40,34 +41,20 @@ type conn struct {
 	compiled *schemaCache
 }
 
-// schemaCache holds compiled input schemas by their JSON, across sessions.
-// A compiled schema is only read once compiled (scenarios.Schema is safe
-// for concurrent use). It is bounded: past schemaCacheMax it starts again.
-type schemaCache struct {
-	mu sync.Mutex
-	m  map[string]*scenarios.Schema // nil for a schema that does not compile
-}
+// schemaCache holds compiled input schemas by their JSON, across sessions
+// (nil for a schema that does not compile). A compiled schema is only read
+// once compiled (scenarios.Schema is safe for concurrent use).
+type schemaCache = memo.Bytes[*scenarios.Schema]
 
 const schemaCacheMax = 1024
 
-func (c *schemaCache) compile(raw []byte) *scenarios.Schema {
+// compileIn is the compiled schema raw from c (compiled there once), or
+// compiled now without c.
+func compileIn(c *schemaCache, raw []byte) *scenarios.Schema {
 	if c == nil {
 		return compileOrNil(raw)
 	}
-	c.mu.Lock()
-	s, ok := c.m[string(raw)]
-	c.mu.Unlock()
-	if ok {
-		return s
-	}
-	s = compileOrNil(raw)
-	c.mu.Lock()
-	if c.m == nil || len(c.m) >= schemaCacheMax {
-		c.m = map[string]*scenarios.Schema{} // a bound on memory, not a policy
-	}
-	c.m[string(raw)] = s
-	c.mu.Unlock()
-	return s
+	return c.Get(raw, compileOrNil)
 }
 
 // compileOrNil is the compiled schema raw, nil if it does not compile (a
@@ -94,7 +81,7 @@ func (c *conn) schema(name string) *scenarios.Schema {
 	var sch *scenarios.Schema
 	for _, t := range c.tools {
 		if t.Name == name {
-			sch = c.compiled.compile(mustJSON(t.InputSchema))
+			sch = compileIn(c.compiled, mustJSON(t.InputSchema))
 		}
 	}
 	c.schemas[name] = sch

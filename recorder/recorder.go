@@ -357,7 +357,7 @@ func New(o *Options) *Recorder {
 	bg, stop := context.WithCancel(context.Background())
 	return &Recorder{opts: o.withDefaults(), idle: map[string][]*slot{}, fixtures: map[string]*fakecentral.Fixture{},
 		preps: map[*scenarios.Scenario]*scenarioPrep{}, pending: map[string][]*prestart{}, bg: bg, stopBg: stop,
-		keys: reqkey.NewToolCache(), starter: sandbox.NewStarter()}
+		keys: reqkey.NewToolCache(), starter: sandbox.NewStarter(), schemas: schemaCache{Max: schemaCacheMax}}
 }
 
 // Close stops every server kept for reuse or started ahead.

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpbench/bench/internal/memo"
 	"github.com/mcpbench/bench/llm"
 	"github.com/mcpbench/bench/scenarios"
 	"github.com/mcpbench/bench/traces"
@@ -49,19 +50,19 @@ type Options struct {
 // (submit_result, which carries the scenario's result schema), so a batch
 // of many scenarios reads and counts each of the server's tools once.
 type Cache struct {
-	tools  memo[map[string]toolInfo] // a tool list's tools
-	tokens memo[int]                 // a tool list's tokens
-	defs   memo[*ToolDefinitions]    // a tool list's tokens per tool
-	tool   memo[namedTool]           // one tool's definition: its name and info
-	def    memo[ToolTokens]          // one tool's definition: its tokens
-	plans  plans                     // a scenario's expectations, parsed
-	lists  toolLists                 // the tool lists found in requests so far
+	tools  memo.Bytes[map[string]toolInfo] // a tool list's tools
+	tokens memo.Bytes[int]                 // a tool list's tokens
+	defs   memo.Bytes[*ToolDefinitions]    // a tool list's tokens per tool
+	tool   memo.Bytes[namedTool]           // one tool's definition: its name and info
+	def    memo.Bytes[ToolTokens]          // one tool's definition: its tokens
+	plans  plans                           // a scenario's expectations, parsed
+	lists  toolLists                       // the tool lists found in requests so far
 }
 
 // NewCache returns an empty cache.
 func NewCache() *Cache {
-	return &Cache{tools: memo[map[string]toolInfo]{max: 64}, tokens: memo[int]{max: 256}, defs: memo[*ToolDefinitions]{max: 64},
-		tool: memo[namedTool]{max: toolMemoMax}, def: memo[ToolTokens]{max: toolMemoMax}}
+	return &Cache{tools: memo.Bytes[map[string]toolInfo]{Max: 64}, tokens: memo.Bytes[int]{Max: 256}, defs: memo.Bytes[*ToolDefinitions]{Max: 64},
+		tool: memo.Bytes[namedTool]{Max: toolMemoMax}, def: memo.Bytes[ToolTokens]{Max: toolMemoMax}}
 }
 
 // plan is what scoring reads of a scenario's expectations, parsed: the
@@ -124,31 +125,7 @@ func (c *Cache) countTokens(b []byte, count func([]byte) int) int {
 	if c == nil {
 		return count(b)
 	}
-	return c.tokens.get(b, count)
-}
-
-// memo is a bounded map from bytes to what a function derives from them.
-type memo[V any] struct {
-	mu  sync.Mutex
-	max int
-	m   map[string]V
-}
-
-func (m *memo[V]) get(key []byte, derive func([]byte) V) V {
-	m.mu.Lock()
-	v, ok := m.m[string(key)]
-	m.mu.Unlock()
-	if ok {
-		return v
-	}
-	v = derive(key)
-	m.mu.Lock()
-	if m.m == nil || len(m.m) >= m.max {
-		m.m = map[string]V{} // a bound on memory, not a policy
-	}
-	m.m[string(key)] = v
-	m.mu.Unlock()
-	return v
+	return c.tokens.Get(b, count)
 }
 
 func (o *Options) withDefaults() Options {
@@ -390,14 +367,14 @@ func (c *Cache) readTools(raw json.RawMessage) map[string]toolInfo {
 	if c == nil {
 		return parseTools(raw)
 	}
-	return c.tools.get(raw, func(raw []byte) map[string]toolInfo {
+	return c.tools.Get(raw, func(raw []byte) map[string]toolInfo {
 		elems, ok := traces.CanonicalElements(raw)
 		if !ok || !json.Valid(raw) {
 			return parseTools(raw)
 		}
 		out := make(map[string]toolInfo, len(elems))
 		for _, e := range elems {
-			t := c.tool.get(e, parseTool)
+			t := c.tool.Get(e, parseTool)
 			if !t.ok { // as parseTools has it: a list with a tool it cannot read is read as none
 				return parseTools(raw)
 			}

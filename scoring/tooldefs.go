@@ -52,7 +52,7 @@ func (c *Cache) ToolDefinitionsOf(run *traces.Run, count func([]byte) int) (*Too
 		if c == nil {
 			d = measureTools(tools, count)
 		} else {
-			d = c.defs.get(tools, func(b []byte) *ToolDefinitions { return c.measureTools(b, count) })
+			d = c.defs.Get(tools, func(b []byte) *ToolDefinitions { return c.measureTools(b, count) })
 		}
 		cp := *d // shared by every run of the list: the server's name is the copy's
 		cp.Server = run.Manifest.Server.Name
@@ -131,7 +131,7 @@ func (c *Cache) measureTools(tools []byte, count func([]byte) int) *ToolDefiniti
 		if c == nil {
 			t = measure(raw)
 		} else {
-			t = c.def.get(raw, measure)
+			t = c.def.Get(raw, measure)
 		}
 		if t.Name == SubmitTool {
 			continue
