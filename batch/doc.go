@@ -30,12 +30,17 @@
 //   - Prepare: while a worker executes an item, what its next item's run
 //     needs of its scenario (its hash, its compiled result schema) is
 //     worked out in the background (recorder.Recorder.Prepare).
-//   - Finishing is what follows a run: storing it (a recording syncs each
-//     run to disk; a replay writes without waiting, and syncs once at the
-//     end) and, in a replay, scoring it. It happens beside the worker's next
+//   - Finishing is what follows a run: storing it (without waiting for the
+//     disk: a replay syncs once at the end, a recording in groups, below)
+//     and, in a replay, scoring it. It happens beside the worker's next
 //     run, at most two runs per worker at once.
 //   - Delivery: each item's result reaches the caller's Progress function in
 //     item order, from one goroutine, whatever order the workers finish in.
+//     A recording says a run only once it is durable: one sync at a time
+//     makes every run written before it durable, then the runs it covered
+//     are said (syncedReports), so quick runs wait for the disk once per
+//     group, never on their own path, and a recording killed at any point
+//     has stored every run it said.
 //     Only what the reports need of a run (its manifest, metrics and
 //     misses) is kept; the run itself is dropped once finished, so memory
 //     does not grow with the batch.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/mcpbench/bench/llm"
@@ -168,6 +169,7 @@ func (r *Record) Run(ctx context.Context) (*RecordResult, error) {
 			return res, &NotStartedError{Server: r.Profile.Name, Err: err}
 		}
 	}
+	report := newSyncedReports(r.Store.Sync, r.Progress)
 	items := make([]item, len(r.Runs))
 	for i, rs := range r.Runs {
 		items[i] = item{index: i, sc: rs.Scenario}
@@ -229,7 +231,8 @@ func (r *Record) Run(ctx context.Context) (*RecordResult, error) {
 			if e.skipped || e.err != nil || e.noResult != nil {
 				return out, nil
 			}
-			if _, err := r.Store.PutRun(e.run, e.ref); err != nil {
+			// Durable before it is reported (syncs, below).
+			if _, err := r.Store.PutRunUnsynced(e.run, e.ref); err != nil {
 				if errors.Is(err, traces.ErrCorrupt) {
 					// The store is damaged: every later run would fail
 					// the same way. Stop, and say it once.
@@ -270,12 +273,13 @@ func (r *Record) Run(ctx context.Context) (*RecordResult, error) {
 					res.Failures[out.FirstError]++
 				}
 			}
-			if r.Progress != nil {
-				r.Progress(out)
-			}
+			report.add(out, out.Err == nil && !out.Skipped && out.NoResult == nil)
 		},
 	}
 	err := p.run(ctx)
+	if serr := report.close(); err == nil && serr != nil {
+		err = fmt.Errorf("store %s: %w", r.Store.Dir(), serr)
+	}
 	calls := res.Times.Calls
 	res.Times = p.times()
 	res.Times.Calls = calls
@@ -308,3 +312,99 @@ func (e *ModelUnavailableError) Error() string {
 	return fmt.Sprintf("model %s did not answer %s, so the recording stopped (that run was not stored): %v", e.Model, e.Ref, e.Err)
 }
 func (e *ModelUnavailableError) Unwrap() error { return e.Err }
+
+// syncedReports says each run of a recording (Record.Progress) once it is
+// durable: runs are written without waiting for the disk, and one sync at a
+// time makes every run written before it durable, so that a recording of
+// quick runs waits for the disk once per group of runs, not once per run,
+// and its runs never wait for the disk at all. What is said was synced:
+// a recording killed at any point has stored every run it said it
+// recorded (a rerun records the others).
+type syncedReports struct {
+	sync     func() error
+	progress func(*Recorded)
+	mu       sync.Mutex
+	queue    []pendingReport
+	wake     chan struct{}
+	done     chan struct{}
+	closed   bool
+	err      error // the first sync that failed; nothing is said after it
+}
+
+type pendingReport struct {
+	out    *Recorded
+	stored bool // written, and to be synced before it is said
+}
+
+func newSyncedReports(sync func() error, progress func(*Recorded)) *syncedReports {
+	s := &syncedReports{sync: sync, progress: progress, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go s.loop()
+	return s
+}
+
+// add queues a delivered run's report, in delivery order.
+func (s *syncedReports) add(out *Recorded, stored bool) {
+	s.mu.Lock()
+	s.queue = append(s.queue, pendingReport{out, stored})
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// close says what is queued (after a last sync) and returns the first
+// sync's error, if one failed.
+func (s *syncedReports) close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	<-s.done
+	return s.err
+}
+
+func (s *syncedReports) loop() {
+	defer close(s.done)
+	for {
+		<-s.wake
+		s.mu.Lock()
+		batch, closed := s.queue, s.closed
+		s.queue = nil
+		s.mu.Unlock()
+		s.say(batch)
+		if closed {
+			s.mu.Lock()
+			rest := s.queue
+			s.queue = nil
+			s.mu.Unlock()
+			s.say(rest)
+			return
+		}
+	}
+}
+
+// say syncs what batch wrote, then says batch in order.
+func (s *syncedReports) say(batch []pendingReport) {
+	if len(batch) == 0 || s.err != nil {
+		return
+	}
+	for _, p := range batch {
+		if p.stored {
+			if err := s.sync(); err != nil {
+				s.err = err
+				return
+			}
+			break
+		}
+	}
+	if s.progress == nil {
+		return
+	}
+	for _, p := range batch {
+		s.progress(p.out)
+	}
+}

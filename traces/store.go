@@ -516,6 +516,17 @@ func (s *Store) PutRun(run *Run, refs ...string) (ID, error) {
 	return st.id, err
 }
 
+// PutRunUnsynced is PutRun (the same compression) without waiting for the
+// disk: the run is written in one atomic batch, so a crash loses it whole
+// or keeps it whole, but may lose it, until Sync (or a later PutRun)
+// makes it durable. A recording writes its runs so and syncs them in
+// groups, saying a run is recorded only once a sync has covered it.
+func (s *Store) PutRunUnsynced(run *Run, refs ...string) (ID, error) {
+	st, err := s.putRun(run, refs, pebble.NoSync, s.opts.CompressionLevel)
+	s.release(&st)
+	return st.id, err
+}
+
 // PutRunNoSync is PutRun without waiting for the disk: the run is written
 // in one atomic batch like any other, so a crash loses it whole or keeps it
 // whole, but may lose it. For runs that can be recomputed, such as replays;
