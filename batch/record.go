@@ -42,7 +42,9 @@ type Record struct {
 	// run is skipped, so an interrupted recording resumes where it
 	// stopped, unless it ended in an error: that one is recorded again.
 	Force bool
-	// Progress receives each run, in the order of Runs.
+	// Progress receives each run, in the order of Runs, from one
+	// goroutine, once the run is durable (a stored run has been synced);
+	// every call is made before Run returns.
 	Progress func(*Recorded)
 }
 
