@@ -29,7 +29,8 @@ says why it could not. The profile's normalize rules replace what cannot be
 pinned (the time a Go server prints) before runs are hashed (docs/clock.md).
 
 Runs already stored are skipped, so an interrupted recording resumes where
-it stopped; a stored run that ended in an error is recorded again, and so
+it stopped (a run's line is printed once the run is on disk: a recording
+killed at any point has kept every run it printed); a stored run that ended in an error is recorded again, and so
 is one recorded from another definition of its scenario (its manifest
 changed since, or another manifest has the same id); the summary counts
 those ("N recorded again"). --force records the runs
