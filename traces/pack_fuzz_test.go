@@ -74,14 +74,14 @@ func FuzzImport(f *testing.F) {
 	})
 }
 
-// peakRSS is this process's peak resident set (Linux's VmHWM), or 0 where
-// it is not known.
 // resetPeakRSS sets the process's peak RSS (VmHWM) back to its RSS now
 // (Linux: clear_refs 5), so that peakRSS measures what comes after it and
 // not what the package's tests before it held (under -race, several
 // hundred megabytes of shadow memory).
 func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
 
+// peakRSS is this process's peak resident set (Linux's VmHWM), or 0 where
+// it is not known.
 func peakRSS() int64 {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {

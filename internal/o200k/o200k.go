@@ -70,13 +70,6 @@ func load() (*vocab, error) {
 	return loaded, loadErr
 }
 
-// Warm builds the vocabulary's index now rather than on the first Count
-// (some 5 ms; the tokenizer's map, 16-28 ms).
-func Warm() error {
-	_, err := load()
-	return err
-}
-
 func parse(f string) (*vocab, error) {
 	if len(f) < len(header)+4 || f[:len(header)] != header {
 		return nil, fmt.Errorf("o200k: the embedded vocabulary is not %q", header)

@@ -112,7 +112,9 @@ func TestParseDamaged(t *testing.T) {
 func BenchmarkCount(b *testing.B) {
 	text := strings.Repeat(`{"name":"list_clients","description":"List the wireless clients of a site, with their SSID.","input_schema":{"type":"object"}},`, 40)
 	b.Run("o200k", func(b *testing.B) {
-		Warm()
+		if _, err := load(); err != nil {
+			b.Fatal(err)
+		}
 		b.SetBytes(int64(len(text)))
 		for b.Loop() {
 			Count(text)
@@ -128,7 +130,7 @@ func BenchmarkCount(b *testing.B) {
 }
 
 // BenchmarkLoad is building the vocabulary's index from the embedded file,
-// what the first Count (or Warm) pays once.
+// what the first Count pays once.
 func BenchmarkLoad(b *testing.B) {
 	for b.Loop() {
 		if _, err := parse(file); err != nil {
