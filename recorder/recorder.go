@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbench/bench/fakecentral"
+	"github.com/mcpbench/bench/internal/memo"
 	"github.com/mcpbench/bench/internal/sandbox"
 	"github.com/mcpbench/bench/llm"
 	"github.com/mcpbench/bench/llm/reqkey"
@@ -269,17 +270,19 @@ func (c *conn) toolSet(p *Profile, sets *toolSets, profileHash string) *toolSet 
 	if c.ts != nil {
 		return c.ts
 	}
-	var key string
 	if sets != nil {
-		b, err := json.Marshal(c.tools)
-		if err == nil {
-			key = profileHash + "\x00" + string(b)
-			if ts := sets.get(key); ts != nil {
-				c.ts = ts
-				return ts
-			}
+		if b, err := json.Marshal(c.tools); err == nil {
+			c.ts = sets.Get(append([]byte(profileHash+"\x00"), b...), func([]byte) *toolSet { return c.buildToolSet(p) })
+			return c.ts
 		}
 	}
+	c.ts = c.buildToolSet(p)
+	return c.ts
+}
+
+// buildToolSet builds the tool set of the session's tools after p's
+// adapter.
+func (c *conn) buildToolSet(p *Profile) *toolSet {
 	ts := &toolSet{toServer: map[string]string{}}
 	var listed []json.RawMessage
 	for _, t := range c.tools {
@@ -307,37 +310,14 @@ func (c *conn) toolSet(p *Profile, sets *toolSets, profileHash string) *toolSet 
 	}
 	// A list that does not encode is left to the loop, which reports it.
 	ts.json, _ = json.Marshal(ts.model)
-	c.ts = ts
-	if key != "" {
-		sets.put(key, ts)
-	}
 	return ts
 }
 
 // toolSets are the tool sets built so far, by the profile's hash and the
-// tools listed: a toolSet is read-only once built. Bounded: past
-// toolSetsMax it starts again.
-type toolSets struct {
-	mu sync.Mutex
-	m  map[string]*toolSet
-}
+// tools listed: a toolSet is read-only once built.
+type toolSets = memo.Bytes[*toolSet]
 
 const toolSetsMax = 64
-
-func (s *toolSets) get(key string) *toolSet {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.m[key]
-}
-
-func (s *toolSets) put(key string, ts *toolSet) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.m == nil || len(s.m) >= toolSetsMax {
-		s.m = map[string]*toolSet{} // a bound on memory, not a policy
-	}
-	s.m[key] = ts
-}
 
 // slot is a fake Central and a server connected to it.
 type slot struct {
@@ -357,7 +337,7 @@ func New(o *Options) *Recorder {
 	bg, stop := context.WithCancel(context.Background())
 	return &Recorder{opts: o.withDefaults(), idle: map[string][]*slot{}, fixtures: map[string]*fakecentral.Fixture{},
 		preps: map[*scenarios.Scenario]*scenarioPrep{}, pending: map[string][]*prestart{}, bg: bg, stopBg: stop,
-		keys: reqkey.NewToolCache(), starter: sandbox.NewStarter(), schemas: schemaCache{Max: schemaCacheMax}}
+		keys: reqkey.NewToolCache(), starter: sandbox.NewStarter(), schemas: schemaCache{Max: schemaCacheMax}, toolSets: toolSets{Max: toolSetsMax}}
 }
 
 // Close stops every server kept for reuse or started ahead.

@@ -5,8 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"sync"
 
+	"github.com/mcpbench/bench/internal/memo"
 	"github.com/mcpbench/bench/internal/o200k"
 	"github.com/mcpbench/bench/llm"
 )
@@ -30,13 +30,12 @@ type ToolCost struct {
 // it keeps a memo of the counts of what it has seen, so one belongs to
 // each long-lived user: a Recorder has one, a scorer another.
 type TokenCounter struct {
-	mu   sync.Mutex
-	memo map[[32]byte]int
+	memo memo.Bytes[int] // a chunk's count by its SHA-256
 }
 
 // NewTokenCounter returns a TokenCounter.
 func NewTokenCounter() *TokenCounter {
-	return &TokenCounter{memo: map[[32]byte]int{}}
+	return &TokenCounter{memo: memo.Bytes[int]{Max: tokenMemoMax}}
 }
 
 // MeasureTools counts the characters and tokens of tools' definitions
@@ -109,21 +108,10 @@ func (t *TokenCounter) countChunk(text []byte) int {
 	if len(text) < 64 {
 		return t.countOnce(text)
 	}
+	// Keyed by its SHA-256: the memo keeps 32 bytes of a chunk, not the
+	// chunk (at most tokenMemoMax of them; counts are cheap to redo).
 	key := sha256.Sum256(text)
-	t.mu.Lock()
-	n, ok := t.memo[key]
-	t.mu.Unlock()
-	if ok {
-		return n
-	}
-	n = t.countOnce(text)
-	t.mu.Lock()
-	if len(t.memo) >= tokenMemoMax {
-		clear(t.memo) // a bound on memory, not a policy: counts are cheap to redo
-	}
-	t.memo[key] = n
-	t.mu.Unlock()
-	return n
+	return t.memo.Get(key[:], func([]byte) int { return t.countOnce(text) })
 }
 
 const tokenMemoMax = 1 << 16
