@@ -13,8 +13,8 @@
 # fixtures, the store opened), the store's caches, bounded (4 MiB of base
 # runs' documents; pebble's block cache, 1 MiB), and the summaries (some
 # 350 bytes a run; 1 KB for json). bench report's soft memory limit (64
-# MiB; GOMEMLIMIT overrides it) keeps the collector from letting the heap
-# grow to twice its live size between cycles.
+# MiB; GOMEMLIMIT overrides it) alone paces the collector (GOGC=off unless
+# set, cmd/bench/main.go): the heap fills to it, whatever the runs.
 #
 # Needs /usr/bin/time (GNU time).
 set -euo pipefail
