@@ -10,13 +10,14 @@
 // (o200k_base.bin, written from the tokenizer's by gen.go) and an index of
 // integers built from it: nothing in it holds a pointer.
 //
-// Text is cut into pieces by o200k_base's split pattern, matched by
-// github.com/dlclark/regexp2 with the matcher the tokenizer's codec package
-// generated for that pattern (it registers it when linked, which the blank
-// import below does: its vocabulary is not linked unless its constructor
-// is); each piece is one token if the vocabulary has it, else its bytes are
-// merged pair by pair, the lowest-ranked adjacent pair first and the
-// leftmost of equal ranks, until no adjacent pair is a token.
+// Text is cut into pieces by o200k_base's split pattern, matched by hand
+// (split.go) as the tokenizer matches it with github.com/dlclark/regexp2
+// and the matcher its codec package generated for the pattern
+// (TestSplitIsTheMatchers and FuzzSplit hold the two to each other; the
+// regular expression engine took four fifths of a count); each piece is one
+// token if the vocabulary has it, else its bytes are merged pair by pair,
+// the lowest-ranked adjacent pair first and the leftmost of equal ranks,
+// until no adjacent pair is a token.
 package o200k
 
 import (
@@ -25,10 +26,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"sync"
-
-	"github.com/dlclark/regexp2/v2"
-	// The split pattern's generated matcher (see the package comment).
-	_ "github.com/tiktoken-go/tokenizer/codec"
 )
 
 // Name is the encoding's name.
@@ -59,13 +56,11 @@ var (
 	loadOnce sync.Once
 	loaded   *vocab
 	loadErr  error
-	split    *regexp2.Regexp
 )
 
 func load() (*vocab, error) {
 	loadOnce.Do(func() {
 		loaded, loadErr = parse(file)
-		split = regexp2.MustCompile(Pattern, regexp2.None)
 	})
 	return loaded, loadErr
 }
@@ -128,8 +123,7 @@ func (v *vocab) rank(tok string) int {
 	}
 }
 
-// Count counts the tokens of text. It fails only where the split pattern's
-// matcher does (past its backtracking limit), or if the embedded
+// Count counts the tokens of text. It fails only if the embedded
 // vocabulary is damaged.
 func Count(text string) (int, error) {
 	v, err := load()
@@ -137,18 +131,21 @@ func Count(text string) (int, error) {
 		return 0, err
 	}
 	var m merger
+	var sp splitter
 	n := 0
-	match, err := split.FindStringMatch(text)
-	for ; match != nil && err == nil; match, err = split.FindNextMatch(match) {
-		piece := match.String()
+	for i := 0; i < len(text); {
+		end := sp.next(text, i)
+		if end < 0 {
+			i -= end // a rune in no piece
+			continue
+		}
+		piece := pieceOf(text[i:end])
+		i = end
 		if v.rank(piece) >= 0 {
 			n++
 			continue
 		}
 		n += m.count(v, piece)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("o200k: splitting the text: %w", err)
 	}
 	return n, nil
 }

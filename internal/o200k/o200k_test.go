@@ -4,9 +4,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/dlclark/regexp2/v2"
 	"github.com/tiktoken-go/tokenizer/codec"
 )
 
@@ -137,4 +140,114 @@ func BenchmarkLoad(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// matcherPieces are the pieces the tokenizer's matcher cuts text into:
+// regexp2 with the pattern's generated matcher, which the codec package
+// registers.
+func matcherPieces(t testing.TB, text string) []string {
+	t.Helper()
+	re := regexp2.MustCompile(Pattern, regexp2.None)
+	var out []string
+	m, err := re.FindStringMatch(text)
+	for ; m != nil && err == nil; m, err = re.FindNextMatch(m) {
+		out = append(out, m.String())
+	}
+	if err != nil {
+		t.Fatalf("the matcher: %v", err)
+	}
+	return out
+}
+
+func splitPieces(text string) []string {
+	var sp splitter
+	var out []string
+	for i := 0; i < len(text); {
+		end := sp.next(text, i)
+		if end < 0 {
+			i -= end
+			continue
+		}
+		out = append(out, pieceOf(text[i:end]))
+		i = end
+	}
+	return out
+}
+
+func checkSplit(t testing.TB, text string) {
+	t.Helper()
+	got, want := splitPieces(text), matcherPieces(t, text)
+	if !slices.Equal(got, want) {
+		for i := range min(len(got), len(want)) {
+			if got[i] != want[i] {
+				t.Fatalf("split(%.80q): piece %d is %q, the matcher's %q", text, i, got[i], want[i])
+			}
+		}
+		t.Fatalf("split(%.80q): %d pieces, the matcher's %d", text, len(got), len(want))
+	}
+}
+
+// The pieces are the matcher's, piece by piece: each alternative of the
+// pattern and where one gives way to the next (a word opened by a space or
+// a mark, capitals that give a letter back, contractions in either case and
+// as 's, spaces before a word, a line break or the end), in several
+// scripts, over the repository's files and random text.
+func TestSplitIsTheMatchers(t *testing.T) {
+	texts := []string{
+		"", "a", "A", "Hello", "HELLO", "HELLOworld", "helloWORLD", "iPhone", "McDonald's", "DON'T", "they'RE", "we'Ve",
+		"I'll", "it'LL", "she'd", "I'M", "x'ſ", "X'ſt", "o'\u017f", "'s", "a's't", "rock'n'roll", "l'élève",
+		" hello", "  hello", "\thello", "\t\thello", " \nhello", "a  b", "a \n b", "a\r\n\r\nb", "end  ", "end \n ", "x\n\n\n",
+		"1", "12345678", "x1y22z333", "١٢٣٤", "Ⅻ½", " 3", "-3.14e10",
+		"{\"a\":[1,2]}", "  {{", " //", "foo//\n\nbar", "a/\r\n/b", "!!!\n", " !?", "\u00a0\u00a0x", "\u3000日本\u3000語",
+		"e\u0301\u0301cole", "\u0301abc", " \u0301", "\u0301\u0301", "Ä\u0308b", "ǅungla", "ǅ", "ᾈᾉ", "ʰello", "ʰʰ",
+		"日本語のテキスト", "Привет, мир", "مرحبا بالعالم", "🙂🙃 emoji", "a🙂b",
+		"bad \xff\xfe utf-8 \xc3", "\xff", "\xffabc", " \xffabc", "a\xe6\x97b", "\xef\xbf\xbd", "x\xc5", "'\xc5",
+		strings.Repeat(" ", 100) + "x" + strings.Repeat("\t", 50) + "\r\n\r\n",
+		"\u0085x\u2028y\u2029z\u000bw\u000cv", "a\x7fb", "\x7f", " \x7f\x7f!", "x \x7f\n", "\x00\x01\x1f",
+	}
+	for i, s := range texts { // the escapes above are Go's
+		if u, err := strconv.Unquote(`"` + s + `"`); err == nil {
+			texts[i] = u
+		}
+	}
+	for _, dir := range []string{"../../scenarios", "../../fakecentral"} {
+		filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && (strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".json")) && len(texts) < 200 {
+				if b, err := os.ReadFile(path); err == nil {
+					texts = append(texts, string(b))
+				}
+			}
+			return nil
+		})
+	}
+	for _, s := range texts {
+		checkSplit(t, s)
+		check(t, s)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	alphabet := []rune("aAbBeEsStTlLdDmMrRvV '’,.;:!?-_/\x7f\x00\\\"{}[]0123456789 \n\t\r\u00a0\u3000éüßÄǅʰ\u0301\u0308日本語١٢Ⅻ½🙂ـعſ\ufffd")
+	for range 2000 {
+		var b strings.Builder
+		for range r.IntN(60) {
+			if r.IntN(40) == 0 {
+				b.WriteByte(byte(0x80 + r.IntN(0x80))) // an invalid byte
+				continue
+			}
+			b.WriteRune(alphabet[r.IntN(len(alphabet))])
+		}
+		checkSplit(t, b.String())
+	}
+}
+
+func FuzzSplit(f *testing.F) {
+	f.Add("hello world")
+	f.Add("I'll DON'T x'ſ")
+	f.Add("e\u0301cole \u00a0\n\n x")
+	f.Add("日本語 \xff")
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) > 4096 {
+			return
+		}
+		checkSplit(t, s)
+	})
 }
