@@ -170,7 +170,12 @@ func (l *Loop) Run(ctx context.Context) traces.Outcome {
 		enc = reqkey.NewEncoder(l.Key, l.ToolCache)
 		enc.SetNormalizer(l.Normalize)
 	}
-	var est *usageEstimator // for a model that reports no usage
+	var est *laterUsage // for a model that reports no usage
+	defer func() {
+		if est != nil {
+			est.wait() // every turn's usage filled in before the run is
+		}
+	}()
 	fail := func(at time.Time, kind traces.ErrorKind, msg string) {
 		l.Emit(at, traces.Event{Kind: traces.KindError, Error: &traces.Error{Kind: kind, Message: msg}})
 	}
@@ -223,23 +228,25 @@ func (l *Loop) Run(ctx context.Context) traces.Outcome {
 				usage = u // a replayed turn: the estimate recorded with it
 			}
 		}
+		tr := &traces.Turn{
+			Index: turn, Key: key, Request: reqJSON, Response: traceResp,
+			Usage: usage, LatencyUS: lat.Microseconds(), Attempts: attemptsOf(resp), Retries: retriesOf(resp),
+		}
 		if usage == (traces.Usage{}) {
 			// The model reports no usage (offline models): estimate it, so
-			// token figures mean the same for every model.
+			// token figures mean the same for every model; beside the run,
+			// done when Run returns.
 			if est == nil {
 				tc := l.Tokens
 				if tc == nil {
 					tc = NewTokenCounter()
 				}
-				est = newUsageEstimator(tc, system, l.toolsJSONOf(tools))
+				est = newLaterUsage(tc, system, l.toolsJSONOf(tools), maxTurns)
 			}
-			usage.Input, usage.Output = est.estimate(req, respJSON)
-			usage.Estimated = true
+			tr.Usage.Estimated = true
+			est.add(tr, req, respJSON)
 		}
-		l.Emit(start, traces.Event{Kind: traces.KindTurn, Turn: &traces.Turn{
-			Index: turn, Key: key, Request: reqJSON, Response: traceResp,
-			Usage: usage, LatencyUS: lat.Microseconds(), Attempts: attemptsOf(resp), Retries: retriesOf(resp),
-		}, Normalized: enc.Normalized()})
+		l.Emit(start, traces.Event{Kind: traces.KindTurn, Turn: tr, Normalized: enc.Normalized()})
 		if len(resp.ToolCalls) == 0 {
 			if resp.StopReason == llm.StopMaxTokens {
 				// Cut mid-answer: what it wrote is in the turn, and is

@@ -267,3 +267,46 @@ func TestLoopRetriesAndIDs(t *testing.T) {
 		t.Error("the model's own response was changed")
 	}
 }
+
+// A model that reports no usage has each turn's usage estimated beside the
+// run (laterUsage): when Run returns, every turn has the estimate the
+// estimator makes of its request and response in turn order, whatever way
+// the run ended (its last turn answered, or the model failed).
+func TestLoopEstimatesEveryTurn(t *testing.T) {
+	for _, modelErr := range []error{nil, errors.New("provider down")} {
+		responses := []*llm.Response{
+			call("c1", "get_status", `{"site":"a"}`),
+			call("c2", "get_status", `{"site":"b","detail":"every client, with its SSID and band"}`),
+			call("c3", "get_status", `{}`),
+		}
+		m := &script{responses: responses, err: modelErr}
+		if modelErr == nil {
+			m.responses = append(m.responses, &llm.Response{Text: "all fine", StopReason: llm.StopEndTurn})
+		}
+		var turns []*traces.Turn
+		tc := NewTokenCounter()
+		l := &Loop{Model: m, Intent: "How are the sites?", Tokens: tc,
+			Tools: []llm.Tool{{Name: "get_status", Description: "Status of a site.", InputSchema: json.RawMessage(`{"type":"object","properties":{"site":{"type":"string"}}}`)}},
+			Exec: func(_ context.Context, idx int, _ llm.ToolCall) ToolResult {
+				return ToolResult{Content: strings.Repeat(fmt.Sprintf(`{"site":%d,"clients":42}`, idx), 20)}
+			},
+			Emit: func(_ time.Time, e traces.Event) {
+				if e.Turn != nil {
+					turns = append(turns, e.Turn)
+				}
+			},
+		}
+		l.Run(context.Background())
+		if len(turns) != len(m.responses) {
+			t.Fatalf("model error %v: %d turns, want %d", modelErr, len(turns), len(m.responses))
+		}
+		est := newUsageEstimator(tc, SystemPrompt, l.toolsJSONOf(m.seen[0].Tools))
+		for i, tr := range turns {
+			resp, _ := json.Marshal(m.responses[i])
+			in, out := est.estimate(m.seen[i], resp)
+			if want := (traces.Usage{Input: in, Output: out, Estimated: true}); tr.Usage != want || in == 0 {
+				t.Errorf("model error %v: turn %d usage %+v, want %+v", modelErr, i, tr.Usage, want)
+			}
+		}
+	}
+}

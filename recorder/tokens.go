@@ -9,6 +9,7 @@ import (
 	"github.com/mcpbench/bench/internal/memo"
 	"github.com/mcpbench/bench/internal/o200k"
 	"github.com/mcpbench/bench/llm"
+	"github.com/mcpbench/bench/traces"
 )
 
 // Tokenizer names the BPE encoding tool definitions are counted in: OpenAI's
@@ -117,7 +118,7 @@ func (t *TokenCounter) countChunk(text []byte) int {
 const tokenMemoMax = 1 << 16
 
 // countOnce counts in one pass, with no memo; 0 if the tokenizer fails
-// (its split-pattern matcher fails only past a backtracking limit).
+// (only with a damaged embedded vocabulary).
 func (t *TokenCounter) countOnce(text []byte) int {
 	n, err := o200k.Count(string(text))
 	if err != nil {
@@ -156,4 +157,47 @@ func (e *usageEstimator) estimate(req *llm.Request, resp []byte) (in, out int) {
 		in += e.counts[i]
 	}
 	return in, e.tc.Count(resp)
+}
+
+// laterUsage estimates a run's turns' usage beside the loop, in turn order
+// (the estimator counts each message once, on the turns before): counting
+// a request is not on the run's path, which goes on to the turn's tool
+// calls while its request is counted (a recording with the offline
+// baseline spent a third of its path counting). The turns' usage is filled
+// in by the time wait returns.
+type laterUsage struct {
+	jobs chan usageJob
+	done chan struct{}
+}
+
+type usageJob struct {
+	turn *traces.Turn
+	req  *llm.Request // not changed after it was sent
+	resp []byte
+}
+
+// newLaterUsage starts estimating with a new usageEstimator(tc, system,
+// tools) for a run of at most turns turns.
+func newLaterUsage(tc *TokenCounter, system string, tools []byte, turns int) *laterUsage {
+	l := &laterUsage{jobs: make(chan usageJob, turns), done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		est := newUsageEstimator(tc, system, tools)
+		for j := range l.jobs {
+			j.turn.Usage.Input, j.turn.Usage.Output = est.estimate(j.req, j.resp)
+		}
+	}()
+	return l
+}
+
+// add has turn's usage estimated from its request and response; turn is
+// not read or written by anyone else until wait returns.
+func (l *laterUsage) add(turn *traces.Turn, req *llm.Request, resp []byte) {
+	l.jobs <- usageJob{turn, req, resp}
+}
+
+// wait returns once every turn added has its usage.
+func (l *laterUsage) wait() {
+	close(l.jobs)
+	<-l.done
 }
