@@ -20,6 +20,9 @@
 #     floor does not.
 # Each row: wall time of bench (the whole process, measured outside it) over
 # the floor's (its timed part: the input is read before its clock), and
+# the span ratio: bench's span of its runs (from its first run's start to
+# its last run stored and scored, --stats) over the same floor time, the
+# runs alone on both sides, bench's fixed cost (below) held to its own bar;
 # bench's own CPU per run, (bench CPU - floor CPU) / runs: CPU is each
 # process's getrusage(RUSAGE_SELF) (bench --stats), servers excluded, the
 # fake Central (in process in both) included in both; and bench's fixed
@@ -31,7 +34,13 @@
 # path between calls, or the floor's).
 # Targets (the issue set them at 98 and 980 runs, the core stage then):
 # replay --reuse-server <= 1.2x over one run a scenario and <= 1.3x over ten;
-# fresh replay and record <= 1.2x; bench's CPU <= 1 ms per replayed run.
+# fresh replay and record <= 1.2x; bench's CPU <= 1 ms per replayed run;
+# fixed cost <= 100 ms. The wall ratio holds the fixed cost and the floor's
+# timed part does not hold the floor's (its start-up, its input, its
+# sandbox): over a few hundred milliseconds of runs (98 runs: about 0.25 s
+# of floor) the fixed cost the issue allows is alone 0.4x, so a ratio and
+# that bar can both hold only over the runs: the span ratio is that ratio,
+# and the wall ratio is printed beside it.
 # The fresh replay is measured with the kernel sandbox (the default where
 # the kernel allows it), against a floor whose servers start in the same
 # sandbox, and, over the small store, without it (--isolation proxy)
@@ -254,8 +263,8 @@ echo
 echo "against the fair floor (scripts/bench/floor: the same calls, server and fake; fresh servers"
 echo "started while the run before executes, as bench does; its servers in bench's kernel sandbox"
 echo "(floor: kernel) where bench runs them in one); ${REPS} measurements each"
-printf '%-22s %5s %5s  %-17s  %-17s  %-17s  %-20s  %s\n' "" runs calls "floor wall s" "bench/floor wall" "bench CPU ms/run" "fixed cost ms" "target"
-printf '%-22s %5s %5s  %-17s  %-17s  %-17s  %-20s\n' "" "" "" "min/median/max" "min/median/max" "min/median/max" "min/median/max"
+printf '%-22s %5s %5s  %-17s  %-17s  %-17s  %-17s  %-20s  %s\n' "" runs calls "floor wall s" "bench/floor wall" "bench/floor span" "bench CPU ms/run" "fixed cost ms" "target"
+printf '%-22s %5s %5s  %-17s  %-17s  %-17s  %-17s  %-20s\n' "" "" "" "min/median/max" "min/median/max" "min/median/max" "min/median/max" "min/median/max"
 for id in $ALL; do
   want "$id" || continue
   f="$tmp/rows-$id"
@@ -272,10 +281,11 @@ for id in $ALL; do
   read -r runs calls _ _ _ _ _ _ iso _ < "$f"
   fwall=$(awk '{print $3/1e6}' "$f" | mmm)
   ratio=$(awk '{print $4/$3}' "$f" | mmm)
+  spanr=$(awk '{print $12/$3}' "$f" | mmm)
   cpu=$(awk '{print ($6-$5)/$1/1e3}' "$f" | mmm)
   fixed=$(awk '{print $8/1e3}' "$f" | mmm)
   codes=$(awk '$7 != 0 {c[$7]++} END {for (k in c) printf "  (bench exit %s: %d of them)", k, c[k]}' "$f")
-  printf '%-22s %5d %5d  %-17s  %-17s  %-17s  %-20s  %s%s\n' "$label" "$runs" "$calls" "$fwall" "$ratio" "$cpu" "$fixed" "$target (floor: $iso)" "$codes"
+  printf '%-22s %5d %5d  %-17s  %-17s  %-17s  %-17s  %-20s  %s%s\n' "$label" "$runs" "$calls" "$fwall" "$ratio" "$spanr" "$cpu" "$fixed" "$target (floor: $iso)" "$codes"
 done
 echo
 echo "where a run's time goes (ms per run, min/median/max): in its tool calls (each timed from"
