@@ -5,13 +5,29 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/dlclark/regexp2/v2"
 	"github.com/tiktoken-go/tokenizer/codec"
 )
+
+// repoFiles are the texts of up to n of the repository's YAML and JSON
+// files (scenarios, fixtures): JSON and YAML as bench counts them.
+func repoFiles(n int) []string {
+	var out []string
+	for _, dir := range []string{"../../scenarios", "../../fakecentral"} {
+		filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && (strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".json")) && len(out) < n {
+				if b, err := os.ReadFile(path); err == nil {
+					out = append(out, string(b))
+				}
+			}
+			return nil
+		})
+	}
+	return out
+}
 
 // reference is the tokenizer's own count.
 func reference(t testing.TB, text string) int {
@@ -49,16 +65,7 @@ func TestCountIsTheTokenizers(t *testing.T) {
 		strings.Repeat(" ", 100) + "x" + strings.Repeat("\t", 50) + "\r\n\r\n",
 		"bad \xff\xfe utf-8 \xc3", "VGhpcyBpcyBhIGxvbmcgYmFzZTY0IHN0cmluZyB3aXRob3V0IGFueSBzcGFjZXMgaW4gaXQgYXQgYWxs" + strings.Repeat("QUJD", 40),
 	}
-	for _, dir := range []string{"../../scenarios", "../../fakecentral"} {
-		filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && (strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".json")) && len(texts) < 80 {
-				if b, err := os.ReadFile(path); err == nil {
-					texts = append(texts, string(b))
-				}
-			}
-			return nil
-		})
-	}
+	texts = append(texts, repoFiles(80-len(texts))...)
 	if len(texts) < 40 {
 		t.Fatalf("only %d texts: the repository's files were not found", len(texts))
 	}
@@ -190,8 +197,9 @@ func checkSplit(t testing.TB, text string) {
 // The pieces are the matcher's, piece by piece: each alternative of the
 // pattern and where one gives way to the next (a word opened by a space or
 // a mark, capitals that give a letter back, contractions in either case and
-// as 's, spaces before a word, a line break or the end), in several
-// scripts, over the repository's files and random text.
+// as 's, spaces before a word, a line break or the end, the matcher's
+// first line break among spaces, DEL that it skips, invalid bytes), in
+// several scripts, over the repository's files and random text.
 func TestSplitIsTheMatchers(t *testing.T) {
 	texts := []string{
 		"", "a", "A", "Hello", "HELLO", "HELLOworld", "helloWORLD", "iPhone", "McDonald's", "DON'T", "they'RE", "we'Ve",
@@ -205,21 +213,7 @@ func TestSplitIsTheMatchers(t *testing.T) {
 		strings.Repeat(" ", 100) + "x" + strings.Repeat("\t", 50) + "\r\n\r\n",
 		"\u0085x\u2028y\u2029z\u000bw\u000cv", "a\x7fb", "\x7f", " \x7f\x7f!", "x \x7f\n", "\x00\x01\x1f",
 	}
-	for i, s := range texts { // the escapes above are Go's
-		if u, err := strconv.Unquote(`"` + s + `"`); err == nil {
-			texts[i] = u
-		}
-	}
-	for _, dir := range []string{"../../scenarios", "../../fakecentral"} {
-		filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && (strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".json")) && len(texts) < 200 {
-				if b, err := os.ReadFile(path); err == nil {
-					texts = append(texts, string(b))
-				}
-			}
-			return nil
-		})
-	}
+	texts = append(texts, repoFiles(120)...)
 	for _, s := range texts {
 		checkSplit(t, s)
 		check(t, s)
