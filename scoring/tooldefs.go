@@ -174,6 +174,9 @@ func (c *ToolChurn) Empty() bool { return len(c.Added)+len(c.Removed)+len(c.Chan
 // ones, tools in name order.
 func DiffToolDefinitions(recorded, live *ToolDefinitions) ToolChurn {
 	c := ToolChurn{Server: live.Server, Before: recorded.Tokens, After: live.Tokens}
+	if slices.Equal(recorded.Tools, live.Tools) {
+		return c // the same tools: what every run of an unchanged server says
+	}
 	before := map[string]ToolTokens{}
 	for _, t := range recorded.Tools {
 		before[t.Name] = t
