@@ -817,10 +817,11 @@ func (r *Recorder) attempt(ctx context.Context, job *Job) (*traces.Run, *NoResul
 		defer ccancel()
 		cctx, unbind := c.watch.bind(cctx)
 		defer unbind()
+		sent := c.watch.traffic()
 		res, err := c.cs.CallTool(cctx, &mcp.CallToolParams{Name: toServer[call.Name], Arguments: call.Arguments})
 		s.fake.EndToolCall()
 		if err != nil {
-			return callError(c, cctx, ctx, o, err, s.fake.InFlight)
+			return callError(c, cctx, ctx, o, err, s.fake.InFlight, sent)
 		}
 		raw := mustJSON(res)
 		if len(raw) > o.MaxResultBytes {
@@ -906,7 +907,7 @@ func (c *capture) serverAtFault() bool {
 // protocol bench saw (wireWatch) is the cause, whatever it led to: the SDK
 // then reports a cancelled call, an "invalid request" answer, or nothing
 // but a server that exits once its stdin is closed.
-func callError(c *conn, cctx, runCtx context.Context, o Options, err error, inflight func() []string) ToolResult {
+func callError(c *conn, cctx, runCtx context.Context, o Options, err error, inflight func() []string, sent traffic) ToolResult {
 	var wire *jsonrpc.Error
 	switch b := c.watch.err(); {
 	case runCtx.Err() != nil:
@@ -916,10 +917,13 @@ func callError(c *conn, cctx, runCtx context.Context, o Options, err error, infl
 	case cctx.Err() != nil && !c.dead():
 		// Where it hangs: waiting on the fake Central, or on nothing the
 		// fake holds (the server itself, or the pipe between us).
+		// What the server sent after the call tells a server that never
+		// answered from one whose answer was lost or cut short.
 		detail := "the fake Central was answering no request"
 		if l := inflight(); len(l) > 0 {
 			detail = fmt.Sprintf("the fake Central was still answering %s", strings.Join(l, ", "))
 		}
+		detail += "; " + c.watch.since(sent)
 		return ToolResult{IsError: true, Content: fmt.Sprintf("error: the tool did not answer within %s", o.CallTimeout), ErrorKind: traces.ErrorCallTimeout,
 			Detail: detail}
 	case errors.As(err, &wire) && !c.dead():

@@ -71,7 +71,8 @@ func TestHostileServers(t *testing.T) {
 		{"exit-at-start", traces.OutcomeError, "start", "a server that exits at start gives a start error, not a wait for the timeout", ""},
 		{"mute", traces.OutcomeError, "start", "a server that never answers the handshake fails at the start timeout", ""},
 		{"crash", traces.OutcomeError, "server_exited", "a crash mid-call ends the run with the exit status", ""},
-		{"hang", traces.OutcomeAnswered, "call_timeout", "a hung call times out, the model is told, the run goes on", "the fake Central was answering no request"},
+		{"hang", traces.OutcomeAnswered, "call_timeout", "a hung call times out, the model is told, the run goes on", "the fake Central was answering no request; the server sent no message after the call"},
+		{"hang-partial", traces.OutcomeAnswered, "call_timeout", "a call whose answer stops half way says what came back", "the server sent 1 message after the call, not its answer, and 72 bytes of one it did not finish"},
 		{"hang-on-fake", traces.OutcomeAnswered, "call_timeout", "a call that hangs on a request to the fake says which", "the fake Central was still answering POST /monitoring/v2/aps"},
 		{"garbage", traces.OutcomeError, "", "garbage on stdout breaks the session: an error, not a hang", ""},
 		{"big", traces.OutcomeAnswered, "result_too_large", "a 10 MB result is refused with a clear error", ""},
@@ -86,7 +87,7 @@ func TestHostileServers(t *testing.T) {
 			p := hostileProfile(t, c.mode, pidfile, map[string]string{"HOSTILE_CALL_URL": "{central_url}/monitoring/v2/aps"})
 			timeout := 30 * time.Second
 			switch c.mode {
-			case "hang", "hang-on-fake":
+			case "hang", "hang-on-fake", "hang-partial":
 				timeout = 300 * time.Millisecond // a wait this test cannot avoid
 			case "mute":
 				p.StartTimeout = Duration(300 * time.Millisecond) // likewise

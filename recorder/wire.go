@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpbench/bench/internal/bounded"
 	"github.com/mcpbench/bench/traces"
@@ -69,6 +70,36 @@ type wireWatch struct {
 	breach *wireBreach
 	cancel context.CancelCauseFunc // the call or start-up in flight
 	bound  int                     // counts binds: whose cancel is set
+
+	// What the server has sent, for a call that times out to say what
+	// came back after it (traffic, since): whole messages, and on stdio
+	// the bytes of one it has begun and not finished.
+	rxMsgs, rxPartial atomic.Int64
+}
+
+// traffic is a point in what the server has sent.
+type traffic struct{ msgs int64 }
+
+// traffic returns where the server's messages stand now.
+func (w *wireWatch) traffic() traffic { return traffic{msgs: w.rxMsgs.Load()} }
+
+// since says what the server sent after mark, for a call it did not
+// answer: nothing, messages that were not the answer, part of one.
+func (w *wireWatch) since(mark traffic) string {
+	n, partial := w.rxMsgs.Load()-mark.msgs, w.rxPartial.Load()
+	var s string
+	switch n {
+	case 0:
+		s = "the server sent no message after the call"
+	case 1:
+		s = "the server sent 1 message after the call, not its answer"
+	default:
+		s = fmt.Sprintf("the server sent %d messages after the call, none its answer", n)
+	}
+	if partial > 0 {
+		s += fmt.Sprintf(", and %s of one it did not finish", bounded.Size(partial))
+	}
+	return s
 }
 
 func newWireWatch() *wireWatch { return &wireWatch{sent: map[string]bool{}} }
@@ -139,6 +170,7 @@ func (w *wireWatch) sentMessage(head []byte) {
 // must answer a request bench sent. A response to a request bench gave up
 // on (its call timed out) is late, not a mismatch.
 func (w *wireWatch) received(head []byte) {
+	w.rxMsgs.Add(1)
 	h := readHead(head)
 	if h.kind != headResponse {
 		return
@@ -387,6 +419,7 @@ func (l *lineReader) Read(p []byte) (int, error) {
 	case p[n-1] == '\n':
 		l.depth = depthScan{} // the message has ended
 	}
+	l.watch.rxPartial.Store(int64(l.split.n))
 	if l.err != nil {
 		return 0, l.err
 	}

@@ -160,6 +160,12 @@ func main() {
 				os.Exit(3)
 			case "hang":
 				block()
+			case "hang-partial":
+				// A notification, then the start of the answer, then nothing.
+				send(map[string]any{"jsonrpc": "2.0", "method": "notifications/message", "params": map[string]any{"level": "info", "data": "working"}})
+				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"half`, msg.ID)
+				out.Flush()
+				block()
 			case "garbage":
 				out.WriteString("this is not JSON-RPC\n")
 				out.Flush()
