@@ -55,6 +55,8 @@ type Cache struct {
 	defs   memo.Bytes[*ToolDefinitions]    // a tool list's tokens per tool
 	tool   memo.Bytes[namedTool]           // one tool's definition: its name and info
 	def    memo.Bytes[ToolTokens]          // one tool's definition: its tokens
+	args   memo.Bytes[decodedArgs]         // a call's arguments, decoded
+	asked  memo.Bytes[askedCalls]          // the tool calls of a model turn's response, decoded
 	plans  plans                           // a scenario's expectations, parsed
 	lists  toolLists                       // the tool lists found in requests so far
 }
@@ -62,19 +64,83 @@ type Cache struct {
 // NewCache returns an empty cache.
 func NewCache() *Cache {
 	return &Cache{tools: memo.Bytes[map[string]toolInfo]{Max: 64}, tokens: memo.Bytes[int]{Max: 256}, defs: memo.Bytes[*ToolDefinitions]{Max: 64},
-		tool: memo.Bytes[namedTool]{Max: toolMemoMax}, def: memo.Bytes[ToolTokens]{Max: toolMemoMax}}
+		tool: memo.Bytes[namedTool]{Max: toolMemoMax}, def: memo.Bytes[ToolTokens]{Max: toolMemoMax},
+		args: memo.Bytes[decodedArgs]{Max: decodedMax}, asked: memo.Bytes[askedCalls]{Max: decodedMax}}
+}
+
+// decodedMax bounds the arguments and responses a Cache remembers decoded
+// (each a few hundred bytes to a few kilobytes): the runs of a scenario,
+// recorded and replayed, send the same arguments and get the same answers.
+const decodedMax = 8192
+
+// decodedArgs is what decodeArgs returns.
+type decodedArgs struct {
+	m  map[string]any
+	ok bool
+}
+
+// decodeArgs is decodeArgs(raw), once per Cache for the same bytes. The
+// map returned may be shared: it is only read.
+func (c *Cache) decodeArgs(raw json.RawMessage) (map[string]any, bool) {
+	if c == nil {
+		return decodeArgs(raw)
+	}
+	d := c.args.Get(raw, func(raw []byte) decodedArgs {
+		m, ok := decodeArgs(raw)
+		return decodedArgs{m, ok}
+	})
+	return d.m, d.ok
+}
+
+// askedCall is a tool call of a model turn's response: its tool and its
+// arguments, decoded.
+type askedCall struct {
+	name string
+	args map[string]any
+}
+
+// askedCalls are the tool calls of a response; ok is false when the
+// response does not decode.
+type askedCalls struct {
+	calls []askedCall
+	ok    bool
+}
+
+// askedOf decodes the tool calls of a turn's response, once per Cache for
+// the same bytes (shared, only read).
+func (c *Cache) askedOf(response []byte) askedCalls {
+	decode := func(response []byte) askedCalls {
+		var resp llm.Response
+		if json.Unmarshal(response, &resp) != nil {
+			return askedCalls{}
+		}
+		out := askedCalls{ok: true}
+		for _, tc := range resp.ToolCalls {
+			args, _ := decodeArgs(tc.Arguments)
+			out.calls = append(out.calls, askedCall{name: tc.Name, args: args})
+		}
+		return out
+	}
+	if c == nil {
+		return decode(response)
+	}
+	return c.asked.Get(response, decode)
 }
 
 // plan is what scoring reads of a scenario's expectations, parsed: the
 // same for every run of the scenario.
 type plan struct {
+	// results are the checks of answers against the scenario's
+	// result_schema so far (validateResult), by the answer's bytes.
+	results                      memo.Bytes[checkedResult]
 	apiCalls                     [][]scenarios.Endpoint // each expect.api_calls entry's any_of that parse, in order
 	allowed, mustNot, diagnostic []scenarios.Endpoint   // expect.allowed_reads, must_not_call, diagnostic
 }
 
 func newPlan(sc *scenarios.Scenario) *plan {
 	p := &plan{apiCalls: make([][]scenarios.Endpoint, len(sc.Expect.APICalls)), allowed: parseGlobs(sc.Expect.AllowedReads),
-		mustNot: parseGlobs(sc.Expect.MustNotCall), diagnostic: parseGlobs(sc.Expect.Diagnostic)}
+		mustNot: parseGlobs(sc.Expect.MustNotCall), diagnostic: parseGlobs(sc.Expect.Diagnostic),
+		results: memo.Bytes[checkedResult]{Max: resultsMax}}
 	for i, cs := range sc.Expect.APICalls {
 		for _, a := range cs.AnyOf {
 			if t, err := scenarios.ParseTemplate(a); err == nil {
@@ -679,6 +745,7 @@ type events struct {
 	routes  []traces.Route
 	reached []resolvedCall
 	plan    *plan // the scenario's expectations, parsed
+	cache   *Cache
 	// startUS is the time of the first model turn (the intent is sent),
 	// endUS the end of the last event: the run's wall clock, in its event
 	// times (a replay's are its virtual clock). hasTurn says startUS is set.
@@ -687,7 +754,7 @@ type events struct {
 }
 
 func index(run *traces.Run, cache *Cache) *events {
-	ev := &events{byIndex: map[int]*traces.Call{}, tools: map[string]toolInfo{}, routes: run.Manifest.Server.Routes}
+	ev := &events{byIndex: map[int]*traces.Call{}, tools: map[string]toolInfo{}, routes: run.Manifest.Server.Routes, cache: cache}
 	res := LatencyResolution.Microseconds()
 	for i := range run.Events {
 		e := &run.Events[i]
@@ -717,7 +784,7 @@ func index(run *traces.Run, cache *Cache) *events {
 			if e.Call != nil {
 				ev.calls = append(ev.calls, e.Call)
 				ev.byIndex[e.Call.Index] = e.Call
-				args, ok := decodeArgs(e.Call.Arguments)
+				args, ok := cache.decodeArgs(e.Call.Arguments)
 				ev.reached = append(ev.reached, resolvedCall{reaches: ev.resolve(e.Call.Tool, args), validArg: ok})
 			}
 		case traces.KindTurn:
@@ -923,7 +990,12 @@ type toolLists struct {
 	seen [][]byte
 }
 
-const toolListsMax = 8
+// toolListsMax bounds them: a list is a server's tools and the harness's
+// submit_result, whose schema is the scenario's, so a suite has a list a
+// scenario (163 in the core stage of the reference server's suite): too
+// few, and the first turn of nearly every run searched its request for
+// its tools (a third of scoring a run). Each is some 15 kilobytes.
+const toolListsMax = 256
 
 // requestTools is the package's requestTools, trying first the tool lists
 // found before: every request of a server's runs ends with the same one.
@@ -1159,7 +1231,7 @@ func scoreTask(rm *RunMetrics, sc *scenarios.Scenario, ev *events) {
 		rm.TaskSuccess = len(rm.MissingAPICalls) == 0
 		return
 	}
-	rm.ResultValid, rm.ResultError = validateResult(sc, ev.answer)
+	rm.ResultValid, rm.ResultError = ev.plan.validateResult(sc, ev.answer)
 	rm.TaskSuccess = rm.ResultValid && len(rm.MissingAPICalls) == 0
 }
 
@@ -1179,6 +1251,23 @@ func cutShort(o traces.Outcome) string {
 // run without a structured result may still pass when its text answer is a
 // JSON document that validates.
 func validateResult(sc *scenarios.Scenario, a *traces.Answer) (bool, string) {
+	var p plan
+	return p.validateResult(sc, a)
+}
+
+// resultsMax bounds the answers a plan remembers checked.
+const resultsMax = 64
+
+// checkedResult is what validateResult says of an answer.
+type checkedResult struct {
+	valid bool
+	why   string
+}
+
+// validateResult is validateResult for p's scenario, once per answer's
+// bytes (the runs of a scenario, recorded and replayed, often give the
+// same answer).
+func (p *plan) validateResult(sc *scenarios.Scenario, a *traces.Answer) (bool, string) {
 	if a == nil {
 		return false, "no answer"
 	}
@@ -1189,6 +1278,15 @@ func validateResult(sc *scenarios.Scenario, a *traces.Answer) (bool, string) {
 	if len(doc) == 0 {
 		return false, "empty answer"
 	}
+	r := p.results.Get(doc, func(doc []byte) checkedResult {
+		ok, why := checkResult(sc, doc)
+		return checkedResult{ok, why}
+	})
+	return r.valid, r.why
+}
+
+// checkResult validates doc, a non-empty answer, against sc's result_schema.
+func checkResult(sc *scenarios.Scenario, doc []byte) (bool, string) {
 	switch err := sc.CheckResult(doc); {
 	case err == nil:
 		return true, ""
@@ -1259,13 +1357,8 @@ func scoreSelection(rm *RunMetrics, sc *scenarios.Scenario, ev *events, expected
 	// Tools the model asked for that never ran (refused by the harness,
 	// cut by the turn budget) still count as selections.
 	for _, t := range ev.turns {
-		var resp llm.Response
-		if json.Unmarshal(t.Response, &resp) != nil {
-			continue
-		}
-		for _, tc := range resp.ToolCalls {
-			args, _ := decodeArgs(tc.Arguments)
-			for _, r := range ev.resolve(tc.Name, args) {
+		for _, tc := range ev.cache.askedOf(t.Response).calls {
+			for _, r := range ev.resolve(tc.name, tc.args) {
 				chosen = append(chosen, selectedCall{tool: r.tool})
 			}
 		}
