@@ -17,13 +17,14 @@ import (
 // and hands json.RawMessage fields their bytes directly, so the large
 // payloads of a run (requests, results, bodies) are sliced, not parsed
 // twice as encoding/json would (once to validate, once to decode). Anything
-// it does not handle itself goes to encoding/json.
-func decodeCanonical(data []byte, v any) error {
+// it does not handle itself goes to encoding/json. known (nil: none) are
+// values read before: a payload holding one is sliced without scanning it.
+func decodeCanonical(data []byte, v any, known *knownValues) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return fmt.Errorf("decodeCanonical: need a non-nil pointer, got %T", v)
 	}
-	return decodeValue(data, rv.Elem())
+	return decodeValue(data, rv.Elem(), known)
 }
 
 var (
@@ -82,11 +83,11 @@ func fieldsOf(t reflect.Type) map[string]fieldInfo {
 	return fields
 }
 
-func decodeValue(data []byte, v reflect.Value) error {
+func decodeValue(data []byte, v reflect.Value, known *knownValues) error {
 	if len(data) == 0 {
 		return fmt.Errorf("%w: empty value", ErrCorrupt)
 	}
-	end, err := decodeAt(data, 0, v)
+	end, err := decodeAt(data, 0, v, known)
 	if err == nil && end != len(data) {
 		err = fmt.Errorf("%w: data after the value at byte %d", ErrCorrupt, end)
 	}
@@ -99,7 +100,7 @@ func decodeValue(data []byte, v reflect.Value) error {
 // a value left to encoding/json, a member this version does not know) is
 // skipped to find its end, so a large payload is scanned once, not once
 // per level of nesting above it.
-func decodeAt(data []byte, i int, v reflect.Value) (int, error) {
+func decodeAt(data []byte, i int, v reflect.Value, known *knownValues) (int, error) {
 	if i >= len(data) {
 		return i, fmt.Errorf("%w: truncated document", ErrCorrupt)
 	}
@@ -108,7 +109,7 @@ func decodeAt(data []byte, i int, v reflect.Value) (int, error) {
 		return end, json.Unmarshal(data[i:end], v.Addr().Interface())
 	}
 	if v.Type() == rawMessageType {
-		end := skipCanonical(data, i)
+		end := skipKnown(data, i, known)
 		v.SetBytes(data[i:end:end])
 		return end, nil
 	}
@@ -121,7 +122,7 @@ func decodeAt(data []byte, i int, v reflect.Value) (int, error) {
 		if v.IsNil() {
 			v.Set(reflect.New(v.Type().Elem()))
 		}
-		return decodeAt(data, i, v.Elem())
+		return decodeAt(data, i, v.Elem(), known)
 	case reflect.Struct:
 		fields := fieldsOf(v.Type())
 		if data[i] != '{' || fields == nil {
@@ -140,9 +141,9 @@ func decodeAt(data []byte, i int, v reflect.Value) (int, error) {
 				}
 			}
 			j = kend + 1
-			f, known := fields[name]
+			f, isField := fields[name]
 			switch {
-			case !known: // a field this version does not know
+			case !isField: // a field this version does not know
 				j = skipCanonical(data, j)
 			case f.std:
 				end := skipCanonical(data, j)
@@ -152,7 +153,7 @@ func decodeAt(data []byte, i int, v reflect.Value) (int, error) {
 				j = end
 			default:
 				var err error
-				if j, err = decodeAt(data, j, v.Field(f.index)); err != nil {
+				if j, err = decodeAt(data, j, v.Field(f.index), known); err != nil {
 					return j, err
 				}
 			}
@@ -173,7 +174,7 @@ func decodeAt(data []byte, i int, v reflect.Value) (int, error) {
 		for j < len(data) && data[j] != ']' {
 			s = reflect.Append(s, reflect.Zero(v.Type().Elem()))
 			var err error
-			if j, err = decodeAt(data, j, s.Index(s.Len()-1)); err != nil {
+			if j, err = decodeAt(data, j, s.Index(s.Len()-1), known); err != nil {
 				return j, err
 			}
 			if j < len(data) && data[j] == ',' {

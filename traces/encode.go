@@ -29,14 +29,14 @@ import (
 // FuzzCanonicalEncoder hold it to Marshal.
 
 func encodeRun(r *Run) ([]byte, error) {
-	b, _, err := encodeCanonicalAs(r, nil)
+	b, _, err := encodeCanonicalAs(r, nil, nil)
 	return b, err
 }
 
 // encodeCanonical returns Marshal(v), written directly, but for the
 // fields kept beside a run (side.go), which it leaves out.
 func encodeCanonical(v any) ([]byte, error) {
-	b, _, err := encodeCanonicalAs(v, nil)
+	b, _, err := encodeCanonicalAs(v, nil, nil)
 	return b, err
 }
 
@@ -44,12 +44,13 @@ func encodeCanonical(v any) ([]byte, error) {
 // buffer), and reports whether the bytes decode to v as it is: false when a
 // payload was not canonical (it was rewritten), a string was coerced to
 // valid UTF-8, or encoding/json wrote a value. A buf with room for about
-// the result is not copied on every doubling.
-func encodeCanonicalAs(v any, buf []byte) ([]byte, bool, error) {
+// the result is not copied on every doubling. known (nil: none) are the
+// values its payloads may hold that were proved canonical before.
+func encodeCanonicalAs(v any, buf []byte, known *knownValues) ([]byte, bool, error) {
 	if buf == nil {
 		buf = make([]byte, 0, 4096)
 	}
-	e := &encoder{out: buf}
+	e := &encoder{out: buf, known: known}
 	e.encode(v)
 	return e.out, !e.changed, e.err
 }
@@ -72,6 +73,7 @@ type encoder struct {
 	// withSide writes the fields tagged `trace:"side"` too, as
 	// encoding/json does (Marshal); a run's document leaves them out.
 	withSide bool
+	known    *knownValues // nil: none
 }
 
 type encoderFunc func(e *encoder, v reflect.Value)
@@ -339,7 +341,7 @@ func encodeWithJSON(e *encoder, v reflect.Value) {
 
 // canonical writes the JSON text b in canonical form, at e.depth.
 func (e *encoder) canonical(b []byte) error {
-	if v := (canonicalChecker{in: b}); v.value(e.depth) && v.pos == len(b) { // most payloads are canonical
+	if v := (canonicalChecker{in: b, known: e.known}); v.value(e.depth) && v.pos == len(b) { // most payloads are canonical
 		e.out = append(e.out, b...)
 		return nil
 	}

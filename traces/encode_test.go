@@ -52,7 +52,7 @@ func checkEncodeRun(t *testing.T, r *Run) {
 		return
 	}
 	var got, want Run
-	if err := decodeCanonical(doc, &got); err != nil {
+	if err := decodeCanonical(doc, &got, nil); err != nil {
 		t.Fatalf("decodeCanonical: %v\n%s", err, doc)
 	}
 	if err := json.Unmarshal(doc, &want); err != nil {
@@ -71,7 +71,7 @@ func checkEncodeRun(t *testing.T, r *Run) {
 		t.Fatal(err)
 	}
 	var back Run
-	if err := decodeCanonical(doc, &back); err != nil {
+	if err := decodeCanonical(doc, &back, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := back.setSide(side); err != nil {
@@ -462,7 +462,7 @@ func TestDecodeCanonicalMethods(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got, want methods
-	if err := decodeCanonical(doc, &got); err != nil {
+	if err := decodeCanonical(doc, &got, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Unmarshal(doc, &want); err != nil {

@@ -19,8 +19,13 @@ func isCanonical(data []byte) bool {
 }
 
 type canonicalChecker struct {
-	in  []byte
-	pos int
+	in    []byte
+	pos   int
+	known *knownValues // nil: none
+	// added is where the last value remembered in known began (0: none
+	// yet): an array around it is not remembered too, so that each byte
+	// is copied into known once at most, however deep the nesting.
+	added int
 }
 
 func (v *canonicalChecker) value(depth int) bool {
@@ -31,7 +36,17 @@ func (v *canonicalChecker) value(depth int) bool {
 	case ch == '{':
 		return v.object(depth)
 	case ch == '[':
-		return v.array(depth)
+		if n := v.known.match(v.in, v.pos, depth, true); n > 0 {
+			v.pos += n
+			return true
+		}
+		start := v.pos
+		ok := v.array(depth)
+		if ok && v.known != nil && v.pos-start >= knownMinSize && (v.added == 0 || v.added < start) {
+			v.known.add(v.in[start:v.pos], depth)
+			v.added = start + 1
+		}
+		return ok
 	case ch == '"':
 		_, _, ok := v.str()
 		return ok

@@ -204,7 +204,7 @@ func (s *Store) Verify(ctx context.Context) (*VerifyReport, error) {
 func checkDecodes(r *record, plain []byte) error {
 	doc, info, _ := splitPlain(r, plain)
 	var fe formatError
-	if _, err := decodeRun(doc, info); err != nil && !errors.As(err, &fe) {
+	if _, err := decodeRun(doc, info, nil); err != nil && !errors.As(err, &fe) {
 		return fmt.Errorf("not a run this bench can read: %v: %w", err, ErrCorrupt)
 	}
 	return nil
@@ -634,7 +634,7 @@ func Migrate(ctx context.Context, dir string, o *Options, progress func(done, to
 		var m struct {
 			Manifest Manifest `json:"manifest"`
 		}
-		if err := decodeCanonical(doc, &m); err != nil {
+		if err := decodeCanonical(doc, &m, nil); err != nil {
 			return nil, fmt.Errorf("migrate: run %s: %v: %w", id, err, ErrCorrupt)
 		}
 		startedAt, _ := time.Parse(time.RFC3339Nano, old.StartedAt)

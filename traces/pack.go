@@ -592,7 +592,7 @@ func checkRun(id ID, plain []byte, docLen int, startedAt time.Time) (*packRun, e
 			return nil, fmt.Errorf("its document is not canonical JSON: %v", err)
 		}
 	}
-	run, err := decodeRun(doc, info)
+	run, err := decodeRun(doc, info, nil)
 	if err != nil {
 		return nil, fmt.Errorf("not a run this bench can read: %v", err)
 	}

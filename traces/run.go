@@ -397,15 +397,15 @@ func bodyText(b []byte) json.RawMessage {
 // StartedAt and what is kept beside it) and checks what the store relies
 // on.
 func (r *Run) document() ([]byte, error) {
-	b, _, err := r.documentAs(nil)
+	b, _, err := r.documentAs(nil, nil)
 	return b, err
 }
 
 // documentAs is document, and reports whether the document decodes to r
 // as it is (every payload canonical already, nothing coerced), leaving
 // aside its side fields (side.go). The document is appended to buf (nil:
-// a new buffer).
-func (r *Run) documentAs(buf []byte) ([]byte, bool, error) {
+// a new buffer); known (nil: none) are values proved canonical before.
+func (r *Run) documentAs(buf []byte, known *knownValues) ([]byte, bool, error) {
 	if r.Manifest.Format != FormatVersion {
 		return nil, false, fmt.Errorf("run format %d: this bench writes format %d", r.Manifest.Format, FormatVersion)
 	}
@@ -414,7 +414,7 @@ func (r *Run) documentAs(buf []byte) ([]byte, bool, error) {
 			return nil, false, fmt.Errorf("event %d: %w", i, err)
 		}
 	}
-	b, same, err := encodeCanonicalAs(r, buf) // Marshal without the side fields, written directly
+	b, same, err := encodeCanonicalAs(r, buf, known) // Marshal without the side fields, written directly
 	if err != nil {
 		return nil, false, fmt.Errorf("encoding run: %w", err)
 	}

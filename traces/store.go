@@ -143,6 +143,9 @@ type Store struct {
 	opts Options
 	// bufs are buffers for the documents putRun writes (stored.release).
 	bufs bufferPool
+	// known are the large values the store last wrote or read (tool
+	// lists): checked or skipped again by comparison (known.go).
+	known knownValues
 	// snap is the directory of the snapshot a ReadOnly store reads, removed
 	// on Close.
 	snap string
@@ -559,7 +562,7 @@ func (s *Store) PutRunNoSyncRead(run *Run, refs ...string) (*Run, error) {
 		return out, nil
 	}
 	var out Run
-	if err := decodeCanonical(st.doc, &out); err != nil {
+	if err := decodeCanonical(st.doc, &out, &s.known); err != nil {
 		return nil, fmt.Errorf("run %s: decoding: %w", id, err)
 	}
 	out.Manifest.RunID = id
@@ -602,7 +605,7 @@ func (s *Store) putRun(run *Run, refs []string, sync *pebble.WriteOptions, level
 	// The document is written into a buffer with room for what is kept
 	// beside it, so that the plaintext is not a copy of the two.
 	buf := s.bufs.get(int(s.docSize.Load())*5/4 + len(side))
-	doc, same, err := run.documentAs(buf)
+	doc, same, err := run.documentAs(buf, &s.known)
 	if err != nil {
 		return stored{}, err
 	}
@@ -673,7 +676,7 @@ func (s *Store) GetRun(id ID) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading run %s: %w", id.Short(), err)
 	}
-	run, err := decodeRun(doc, info)
+	run, err := decodeRun(doc, info, &s.known)
 	var fe formatError
 	switch {
 	case errors.As(err, &fe):
@@ -694,10 +697,11 @@ func (f formatError) Error() string {
 
 // decodeRun decodes a run's verified document and what is kept beside
 // it, as GetRun returns them (but for the run's ID). Import checks every
-// run of a pack with it, so that what it stores can be read back.
-func decodeRun(doc []byte, info runInfo) (*Run, error) {
+// run of a pack with it, so that what it stores can be read back. known
+// (nil: none) are values read before.
+func decodeRun(doc []byte, info runInfo, known *knownValues) (*Run, error) {
 	var run Run
-	if err := decodeCanonical(doc, &run); err != nil {
+	if err := decodeCanonical(doc, &run, known); err != nil {
 		return nil, fmt.Errorf("decoding: %v", err)
 	}
 	if run.Manifest.Format != FormatVersion {

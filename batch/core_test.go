@@ -101,3 +101,28 @@ func BenchmarkScore(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStoreRun stores real runs (coreRuns) as a replay stores its own
+// (traces.Store.PutRunNoSyncRead), then reads one back as a replay reads a
+// recorded run (GetRun): an op is one run stored and one read.
+func BenchmarkStoreRun(b *testing.B) {
+	_, runs := coreRuns(b)
+	store, err := traces.Open(b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	b.ResetTimer()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		run := *runs[i%len(runs)]
+		run.Manifest.RunIndex = i // a new run each time, as the runs of a replay are
+		stored, err := store.PutRunNoSyncRead(&run)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := store.GetRun(stored.Manifest.RunID); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
