@@ -145,21 +145,25 @@ row() {
   echo "$runs $calls $fw $3 $fc $bc $2 $fixed ${iso:-none} ${fcalls:-0} ${bcalls:-0} $span" >> "$tmp/rows-$1"
 }
 
-# keep_errors id store: a replay with a run that ended in an error (such
-# as a tool call past bench's timeout, which the replays of an unchanged
-# server never have) keeps its stderr and the error runs' traces in
-# $KEEP_DIR (default: $TMPDIR/replay-sh-errors), and says
-# so: the temporary directory goes at the end.
+# keep_errors id store code: a replay with a run that ended in an error
+# (such as a tool call past bench's timeout, which the replays of an
+# unchanged server never have) keeps its stderr and the error runs' traces
+# in $KEEP_DIR (default: $TMPDIR/replay-sh-errors), and says so: the
+# temporary directory goes at the end. One that exited with another code
+# than 0 or 1 (5: inconclusive, a run that could not be scored) keeps its
+# store too: on 2026-12-06 such a replay (a call that waited 60 s) named
+# no run on its stderr, and the script kept nothing.
 keep_errors() {
-  grep -q ': error' "$tmp/err" || return 0
   local dir
+  case ${3:-0} in 0 | 1) grep -q ': error' "$tmp/err" || return 0 ;; esac
   dir="${KEEP_DIR:-${TMPDIR:-/tmp}/replay-sh-errors}/$1-$(date +%H%M%S)"
   mkdir -p "$dir"
   cp "$tmp/err" "$dir/stderr"
-  grep ': error' "$tmp/err" | sed 's/^\[[0-9/]*\] \(.*\): error.*/replay\/\1/' | while read -r ref; do
+  case ${3:-0} in 0 | 1) ;; *) cp -r "$2" "$dir/store" ;; esac
+  { grep ': error' "$tmp/err" || true; } | sed 's/^\[[0-9/]*\] \(.*\): error.*/replay\/\1/' | while read -r ref; do
     "$B" --store "$2" traces show "$ref" >> "$dir/runs.txt" 2>&1 || true
   done
-  echo "    a replay had runs that ended in an error: its stderr and their traces are in $dir"
+  echo "    a replay had runs that ended in an error, or exited $3: its stderr and their traces (or its store) are in $dir"
 }
 
 # load_start starts LOAD_PROCS (default: one a core) busy loops at the
@@ -201,7 +205,7 @@ replay_pairs() {
     t1=$(now_us)
     grep -q '^replayed ' "$tmp/err" || { echo "bench replay failed ($1):"; tail -n 5 "$tmp/err"; exit 1; }
     case $1 in *-loaded) load_stop ;; esac
-    keep_errors "$1" "$2"
+    keep_errors "$1" "$2" "$code"
     row "$1" "$code" $((t1 - t0))
   done
 }
